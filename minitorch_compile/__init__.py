@@ -1,0 +1,27 @@
+"""minitorch_compile: PyTorch's compiler stack, re-implemented to be read.
+
+``import minitorch_compile as mtc`` gives a torch-shaped API over numpy: ``mtc.Tensor``,
+``mtc.cos``, ``mtc.autograd``, ``mtc.nn``, ``mtc.optim``, ``mtc.library`` and ``mtc.ops``.
+Every op is declared once in the op table (``ops/``) and reached through the dispatcher
+(``_dispatch.py``); see ``docs/eager.md`` for the tour.
+"""
+# ruff: noqa: I001, E402, F401, F403, A004 - import order matters: the op table first
+
+from __future__ import annotations
+
+from ._device import device
+from ._dtype import bool_ as bool, dtype, float16, float32, float64, int32, int64
+from ._dtype import double, float, half, int, long
+from ._size import Size
+from ._tensor import Tensor
+from . import _api  # declares the op table, generates the functions
+from . import _tensor_methods  # attaches methods and operators to Tensor
+from ._api import *
+from ._api import all, any, max, min, sum
+from ._dispatch import DispatchKey, TorchDispatchMode
+from .ops import ops
+from . import autograd
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from . import library, nn, optim
+
+__version__ = "0.1.0"

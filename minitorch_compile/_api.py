@@ -1,0 +1,397 @@
+"""The public torch-style API: ``mtc.cos(x)``, ``mtc.zeros(2, 3)``, ``mtc.tensor([...])``.
+
+Mirrors the generated Python bindings (``torch/_C/_VariableFunctions``, ``python_arg_parser``).
+Most functions are *generated from the op table*: for each op a real Python function with the
+schema's signature (``self`` renamed ``input``, as torch does) that binds its arguments and calls
+the dispatcher.  The few torch functions whose Python signature differs from their schema
+(varargs sizes, overloads such as ``max(x)`` / ``max(x, dim)`` / ``max(x, y)``,
+``requires_grad=`` on factories) are written by hand below.
+
+Tensor methods and operators are attached in ``_tensor_methods.py``.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import collections
+import numbers
+
+import numpy as np
+
+from . import _dtype, _random
+from ._device import as_device
+from ._dispatch import dispatch
+from ._dtype import bool_ as bool  # noqa: A001 - mtc.bool, as torch.bool
+from ._dtype import float32, float64, int64  # noqa: F401
+from ._tensor import Tensor
+
+# the op table must be declared before functions are generated from it
+from .ops._ops import ops  # noqa: E402
+
+builtins_bool = _builtins.bool
+
+# ops that are not public functions in torch (internal, or reached via nn.functional)
+_NOT_PUBLIC = {"slice", "slice_backward", "select_backward", "embedding_dense_backward",
+               "cross_entropy_loss", "nll_loss", "mse_loss", "linear", "gelu", "_to_copy",
+               "sum_to_size", "copy_", "detach", "contiguous", "t", "reshape", "view",
+               "split", "expand", "max", "min", "sum", "mean", "amax", "amin", "var", "std",
+               "full", "zeros", "ones", "empty", "randn", "rand", "arange", "argmax", "argmin",
+               "all", "any", "zeros_like", "ones_like", "empty_like", "randn_like",
+               "rand_like", "full_like", "squeeze", "where", "flatten", "unbind", "alias"}
+
+
+def generate_function(op, name: str, first: str = "input"):
+    """A Python function with ``op``'s schema signature that calls the dispatcher."""
+    schema = op.schema
+    params, call, star = [], [], False
+    defaults = {}
+    for a in schema.arguments:
+        n = first if a.name == "self" else a.name
+        if a.kwarg_only and not star:
+            params.append("*")
+            star = True
+        if a.has_default:
+            defaults[f"_d_{n}"] = a.default
+            params.append(f"{n}=_d_{n}")
+        else:
+            params.append(n)
+        call.append(n)
+    src = (f"def {name}({', '.join(params)}):\n"
+           f"    return _dispatch(_op, ({''.join(c + ', ' for c in call)}))\n")
+    ns = {"_dispatch": dispatch, "_op": op, **defaults}
+    exec(compile(src, f"<mtc.{name}>", "exec"), ns)
+    fn = ns[name]
+    fn.__doc__ = f"``{op.namespace}::{schema}`` (generated from the op table)"
+    fn.__module__ = "minitorch_compile"
+    fn._mtc_op = op
+    return fn
+
+
+def _generate_all(namespace: dict) -> None:
+    for packet in ops.aten:
+        if packet.name in _NOT_PUBLIC or packet.name.startswith("_"):
+            continue
+        if len(packet.overloads) == 1:
+            op = next(iter(packet.overloads.values()))
+            if op.schema.is_mutable:
+                continue
+            namespace[packet.name] = generate_function(op, packet.name)
+
+
+_generate_all(globals())
+
+# ---------------------------------------------------------------- size helpers
+
+
+def _sizes(size) -> tuple:
+    """``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` and ``zeros(x.size())`` agree."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, numbers.Integral):
+            raise TypeError(f"size must be a sequence of ints, but got an element of type "
+                            f"{type(s).__name__}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+_aten = ops.aten
+
+# ---------------------------------------------------------------- factories
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(_aten.zeros(_sizes(size), dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                   requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(_aten.ones(_sizes(size), dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                   requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(_aten.empty(_sizes(size), dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                   requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _finish(_aten.full(_sizes((size,)), fill_value, dtype=_opt_dtype(dtype),
+                              device=_opt_dev(device)), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _finish(_aten.randn(_sizes(size), dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                   requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _finish(_aten.rand(_sizes(size), dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                   requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    return _finish(_aten.arange(start, end, step, dtype=_opt_dtype(dtype),
+                                device=_opt_dev(device)), requires_grad)
+
+
+def _like(op):
+    def fn(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):  # noqa: A002
+        return _finish(op(input, dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                       requires_grad)
+    fn.__name__ = op.name
+    return fn
+
+
+zeros_like = _like(_aten.zeros_like)
+ones_like = _like(_aten.ones_like)
+empty_like = _like(_aten.empty_like)
+randn_like = _like(_aten.randn_like)
+rand_like = _like(_aten.rand_like)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    return _finish(_aten.full_like(input, fill_value, dtype=_opt_dtype(dtype),
+                                   device=_opt_dev(device)), requires_grad)
+
+
+def _opt_dtype(d):
+    return None if d is None else _dtype.to_dtype(d)
+
+
+def _opt_dev(d):
+    return None if d is None else as_device(d)
+
+
+def _infer_dtype(data) -> _dtype.dtype:
+    """Python data -> dtype: any float makes it the default float, else int64, else bool."""
+    cat = -1
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, Tensor):
+            return x.dtype
+        elif isinstance(x, np.ndarray):
+            return _dtype.from_numpy_dtype(x.dtype)
+        elif isinstance(x, (np.generic,)):
+            return _dtype.from_numpy_dtype(x.dtype)
+        else:
+            cat = _builtins.max(cat, _dtype.scalar_category(x))
+    return _dtype.default_dtype_for_category(_dtype.FLOATING if cat < 0 else cat)
+
+
+def _to_nested(x):
+    if isinstance(x, Tensor):
+        return x.detach()._data
+    if isinstance(x, (list, tuple)):
+        return [_to_nested(v) for v in x]
+    return x
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor *copying* ``data`` (nested lists, numbers, numpy arrays, tensors)."""
+    dt = _opt_dtype(dtype) or _infer_dtype(data)
+    arr = np.array(_to_nested(data), dtype=dt.np, copy=True)
+    return _finish(Tensor._make(arr, as_device(device)), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if dtype or device else data
+    if isinstance(data, np.ndarray) and dtype is None:
+        return from_numpy(data) if device is None else from_numpy(data).to(device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """Share memory with ``ndarray`` (writes are visible both ways)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    return Tensor._make(ndarray)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return tensor(s, dtype=dtype or _dtype.get_default_dtype(), device=device,
+                  requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- overloaded reductions
+
+return_types = collections.namedtuple("return_types", [])  # namespace holder
+max_result = collections.namedtuple("max", ["values", "indices"])
+min_result = collections.namedtuple("min", ["values", "indices"])
+
+
+def _reduce_or_pair(name, full_op, dim_op, pair_op, result_cls):
+    def fn(input, dim=None, keepdim=False, *, other=None):  # noqa: A002
+        if isinstance(dim, Tensor):
+            return pair_op(input, dim)
+        if other is not None:
+            return pair_op(input, other)
+        if dim is None:
+            return full_op(input)
+        return result_cls(*dim_op(input, dim, keepdim))
+    fn.__name__ = name
+    fn.__doc__ = (f"``{name}(input)``, ``{name}(input, dim, keepdim=False)`` -> (values, "
+                  f"indices), or ``{name}(input, other)`` (elementwise)")
+    return fn
+
+
+max = _reduce_or_pair("max", _aten.max.default, _aten.max.dim, _aten.maximum,  # noqa: A001
+                      max_result)
+min = _reduce_or_pair("min", _aten.min.default, _aten.min.dim, _aten.minimum,  # noqa: A001
+                      min_result)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
+    return _aten.sum(input, dim, keepdim, dtype=_opt_dtype(dtype))
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    return _aten.mean(input, dim, keepdim, dtype=_opt_dtype(dtype))
+
+
+def amax(input, dim=(), keepdim=False):  # noqa: A002
+    return _aten.amax(input, dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):  # noqa: A002
+    return _aten.amin(input, dim, keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):  # noqa: A002
+    return _aten.argmax(input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):  # noqa: A002
+    return _aten.argmin(input, dim, keepdim)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001,A002
+    return _aten.all(input, dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001,A002
+    return _aten.any(input, dim, keepdim)
+
+
+def _var_args(dim, unbiased, correction, keepdim):
+    if isinstance(dim, (builtins_bool,)):  # var(x, True): the legacy ``unbiased`` form
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if correction is not None:
+            raise TypeError("var(): cannot pass both unbiased and correction")
+        correction = 1 if unbiased else 0
+    return dim, correction, keepdim
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    dim, correction, keepdim = _var_args(dim, unbiased, correction, keepdim)
+    return _aten.var(input, dim, correction=correction, keepdim=keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    dim, correction, keepdim = _var_args(dim, unbiased, correction, keepdim)
+    return _aten.std(input, dim, correction=correction, keepdim=keepdim)
+
+
+def where(condition, input=None, other=None):  # noqa: A002
+    if input is None and other is None:
+        raise NotImplementedError("where(condition) (nonzero) is data-dependent and is not "
+                                  "supported")
+    return _aten.where(condition, input, other)
+
+
+def squeeze(input, dim=None):  # noqa: A002
+    return _aten.squeeze(input, dim)
+
+
+def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
+    return _aten.flatten(input, start_dim, end_dim)
+
+
+def reshape(input, shape):  # noqa: A002
+    return _aten.reshape(input, _sizes((shape,)))
+
+
+def unbind(input, dim=0):  # noqa: A002
+    return _aten.unbind(input, dim)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    return _aten.split(tensor, split_size_or_sections, dim)
+
+
+def t(input):  # noqa: A002
+    return _aten.t(input)
+
+
+def cat(tensors, dim=0, *, out=None):
+    if out is not None:
+        raise NotImplementedError("cat(out=...) is not supported")
+    return _aten.cat(list(tensors), dim)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    return _aten.stack(list(tensors), dim)
+
+
+def numel(input) -> int:  # noqa: A002
+    return input.numel()
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:  # noqa: A002
+    return input.dtype.is_floating_point
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # noqa: A002
+    a, b = input.detach(), other.detach() if isinstance(other, Tensor) else other
+    b_data = b._data if isinstance(b, Tensor) else b
+    return builtins_bool(np.allclose(a._data, b_data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+    b = other._data if isinstance(other, Tensor) else other
+    return Tensor._make(np.isclose(input.detach()._data, b, rtol=rtol, atol=atol,
+                                   equal_nan=equal_nan))
+
+
+def equal(input, other) -> bool:  # noqa: A002
+    return tuple(input.shape) == tuple(other.shape) and builtins_bool(
+        np.array_equal(input.detach()._data, other.detach()._data))
+
+
+manual_seed = _random.manual_seed
+seed = _random.seed
+initial_seed = _random.initial_seed
+get_rng_state = _random.get_rng_state
+set_rng_state = _random.set_rng_state
+get_default_dtype = _dtype.get_default_dtype
+set_default_dtype = _dtype.set_default_dtype
+promote_types = _dtype.promote_types
+result_type = _dtype.result_type
+

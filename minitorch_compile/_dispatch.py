@@ -1,0 +1,194 @@
+"""The dispatcher: which kernel of an operator runs for a given call.
+
+Mirrors ``c10/core/DispatchKey.h``, ``aten/src/ATen/core/dispatch/Dispatcher.cpp`` and
+``torch/utils/_python_dispatch.py``.
+
+Every operator (an ``OpOverload``) owns a table of kernels, one per *dispatch key*.  A call
+computes the set of keys that apply and runs the kernel of the highest-priority one::
+
+    CompositeImplicitAutograd   an op defined by a decomposition runs it here, so every later
+                                key (autograd, tracing, backends) only ever sees primitive ops
+    Autograd                    some tensor argument requires grad and grad mode is on:
+                                record a backward node, then redispatch *below* Autograd
+    Python                      a TorchDispatchMode is active (make_fx, FakeTensorMode) or a
+                                tensor subclass defines ``__torch_dispatch__``
+    NPU | CPU | Meta            the backend, chosen by the tensors' device
+
+A kernel that handles its key and wants the rest of the work done *redispatches* with its own
+key excluded (``exclude(AUTOGRAD)``), exactly like c10's ``ExcludeDispatchKeyGuard``.  That is
+why ``make_fx`` (a Python-key mode) sees the ops that the autograd engine runs for the backward
+pass: they are dispatched like any other op, and Python sits below Autograd.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+
+
+class DispatchKey(enum.IntEnum):
+    """Keys in priority order: a smaller value wins."""
+
+    CompositeImplicitAutograd = 0
+    Autograd = 1
+    Python = 2
+    NPU = 3
+    CPU = 4
+    Meta = 5
+
+
+COMPOSITE = DispatchKey.CompositeImplicitAutograd
+AUTOGRAD = DispatchKey.Autograd
+PYTHON = DispatchKey.Python
+BACKEND_KEYS = {"cpu": DispatchKey.CPU, "npu": DispatchKey.NPU, "meta": DispatchKey.Meta}
+
+# torch_npu registers its kernels under PrivateUse1; the name is accepted as an alias.
+_KEY_ALIASES = {"PrivateUse1": DispatchKey.NPU, "CompositeImplicit": COMPOSITE}
+
+
+def to_dispatch_key(key) -> DispatchKey:
+    if isinstance(key, DispatchKey):
+        return key
+    if key in _KEY_ALIASES:
+        return _KEY_ALIASES[key]
+    try:
+        return DispatchKey[key]
+    except KeyError:
+        raise ValueError(
+            f"unknown dispatch key {key!r}; expected one of {[k.name for k in DispatchKey]}"
+        ) from None
+
+
+class _State(threading.local):
+    """Thread-local dispatcher state: excluded keys, grad mode, the mode stack."""
+
+    def __init__(self):
+        self.excluded: frozenset = frozenset()
+        self.grad_enabled: bool = True
+        self.modes: list = []
+
+
+state = _State()
+
+
+class exclude:
+    """``with exclude(AUTOGRAD): ...`` — calls inside skip the given keys (redispatch)."""
+
+    __slots__ = ("keys", "prev")
+
+    def __init__(self, *keys: DispatchKey):
+        self.keys = frozenset(keys)
+
+    def __enter__(self):
+        self.prev = state.excluded
+        state.excluded = self.prev | self.keys
+
+    def __exit__(self, *exc):
+        state.excluded = self.prev
+
+
+class DispatchError(RuntimeError):
+    pass
+
+
+def _tensors_of(op, args):
+    """The tensor arguments of a call (``Tensor`` and ``Tensor[]`` parameters)."""
+    schema = op.schema
+    out = [args[i] for i in schema.tensor_arg_indices if args[i] is not None
+           and not isinstance(args[i], (int, float, bool))]
+    for i in schema.tensor_list_arg_indices:
+        out.extend(args[i])
+    return out
+
+
+def dispatch(op, args: tuple):
+    """Run ``op`` on the positional ``args`` (already bound against its schema)."""
+    if op.composite is not None:
+        return op.composite(*args)
+    tensors = _tensors_of(op, args)
+    st = state
+    if st.grad_enabled and AUTOGRAD not in st.excluded:
+        for t in tensors:
+            if t.requires_grad:
+                return op.kernels[AUTOGRAD](op, args)
+    return dispatch_below_autograd(op, args, tensors)
+
+
+def dispatch_below_autograd(op, args: tuple, tensors=None):
+    if tensors is None:
+        tensors = _tensors_of(op, args)
+    st = state
+    if PYTHON not in st.excluded:
+        if st.modes:
+            mode = st.modes.pop()  # the mode runs with itself popped, as in torch
+            try:
+                types = tuple({type(t) for t in tensors})
+                return mode.__torch_dispatch__(op, types, args, {})
+            finally:
+                st.modes.append(mode)
+        for t in tensors:
+            if t._has_torch_dispatch:
+                types = tuple({type(t) for t in tensors if t._has_torch_dispatch})
+                return type(t).__torch_dispatch__(op, types, args, {})
+    key = backend_key(op, args, tensors)
+    kernel = op.kernels.get(key)
+    if kernel is None:
+        raise NotImplementedError(
+            f"Could not run '{op}' with arguments from the '{key.name}' backend: no kernel is "
+            f"registered for it (registered: {sorted(k.name for k in op.kernels)})."
+        )
+    return kernel(*args)
+
+
+def backend_key(op, args, tensors) -> DispatchKey:
+    """The backend key from the tensors' common device (0-dim cpu tensors may join any)."""
+    dev = None
+    for t in tensors:
+        d = t._device
+        if dev is None or dev == d:
+            dev = d
+        elif t.ndim == 0 and d.type == "cpu":
+            continue
+        elif dev.type == "cpu" and _all_zero_dim_cpu(tensors, dev):
+            dev = d
+        else:
+            raise RuntimeError(
+                f"{op}: Expected all tensors to be on the same device, but found at least two "
+                f"devices, {dev} and {d}!"
+            )
+    if dev is None:
+        idx = op.device_arg_index
+        dev = args[idx] if idx is not None else None
+        return BACKEND_KEYS["cpu" if dev is None else getattr(dev, "type", str(dev).split(":")[0])]
+    return BACKEND_KEYS[dev.type]
+
+
+def _all_zero_dim_cpu(tensors, dev) -> bool:
+    return all(t.ndim == 0 for t in tensors if t._device == dev)
+
+
+# --------------------------------------------------------------------------- modes
+
+
+class TorchDispatchMode:
+    """Base class of Python-key modes (``make_fx``'s tracer, ``FakeTensorMode``).
+
+    While active (``with mode:``), every op that reaches the Python key calls
+    ``mode.__torch_dispatch__(func, types, args, kwargs)``; the mode is popped while its handler
+    runs, so ``func(*args)`` inside the handler continues to the next mode or the backend.
+    """
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        state.modes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        popped = state.modes.pop()
+        assert popped is self, "dispatch modes exited out of order"
+
+
+def active_modes() -> tuple:
+    return tuple(state.modes)

@@ -1,0 +1,335 @@
+"""``mtc.Tensor``: a numpy array plus autograd metadata (``torch/_tensor.py``).
+
+A tensor holds
+
+* ``_data``   — a numpy array (for ``meta`` tensors, a zero-stride array that carries only the
+  shape and dtype: ``np.broadcast_to(np.empty((), dtype), shape)``);
+* ``_device`` — where it "lives" (selects the backend dispatch key);
+* autograd state — ``requires_grad``, ``grad``, ``grad_fn`` (the node that made it),
+  ``_output_nr`` (which output of that node), a version counter shared with its views.
+
+Views share memory through numpy views (``x.view``, ``x.t()``, ``x[1:]`` alias ``x``), so an
+in-place write through a view is seen by its base, as in torch.
+
+Nearly every method (``x.cos()``, ``x.sum(dim)``, ``x + y``) is generated from the op table and
+attached by ``_api.py``; this file holds what is not an op: properties, conversion, printing,
+``backward``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype
+from ._device import CPU, META, as_device
+from ._dtype import from_numpy_dtype
+from ._size import Size
+
+
+class Tensor:
+    # class-level defaults keep tensor creation cheap: instances set only what differs
+    _requires_grad = False
+    grad = None
+    grad_fn = None
+    _output_nr = 0
+    _base = None
+    _vc = None
+    _grad_accumulator = None
+    _has_torch_dispatch = False  # True on subclasses that define __torch_dispatch__
+    __array_ufunc__ = None  # numpy defers to our reflected operators (np.float32(2) * t)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__torch_dispatch__" in cls.__dict__:
+            cls._has_torch_dispatch = True
+
+    def __init__(self, data=None, *, device=None, requires_grad: bool = False):
+        """``Tensor(ndarray)`` wraps an array; prefer ``mtc.tensor(data)``."""
+        if data is None:
+            data = np.empty((0,), dtype=_dtype.get_default_dtype().np)
+        if not isinstance(data, np.ndarray):
+            data = np.asarray(data)
+        from_numpy_dtype(data.dtype)
+        self._data = data
+        self._device = as_device(device)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data: np.ndarray, device=CPU) -> Tensor:
+        """Fast constructor used by kernels: no checks, no copies."""
+        t = object.__new__(cls)
+        t._data = data
+        t._device = device
+        return t
+
+    @classmethod
+    def _make_meta(cls, shape, dtype) -> Tensor:
+        return cls._make(np.broadcast_to(np.empty((), dtype=dtype.np), tuple(shape)), META)
+
+    def _alias(self) -> Tensor:
+        """A new tensor object viewing the same data and version counter (no history)."""
+        t = type(self)._make(self._data.view(), self._device)
+        t._vc = self._get_vc()
+        t._base = self._base if self._base is not None else self
+        return t
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype._FROM_NP[self._data.dtype]
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    @property
+    def is_floating_point_(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
+    @property
+    def is_npu(self) -> bool:
+        return self._device.type == "npu"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - torch's name
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        return self.transpose(-2, -1)
+
+    # ------------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    def _get_vc(self) -> list:
+        if self._vc is None:
+            self._vc = [0]
+        return self._vc
+
+    def _bump_version(self) -> None:
+        self._get_vc()[0] += 1
+
+    def detach(self) -> Tensor:
+        """Same data, no history (a view: writes are shared, as in torch)."""
+        t = type(self)._make(self._data, self._device)
+        t._vc = self._get_vc()
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        if self.grad_fn is None:
+            return
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        self.grad_fn.retained[self._output_nr] = self
+
+    @property
+    def retains_grad(self) -> bool:
+        return self.grad_fn is not None and self.grad_fn.retained.get(self._output_nr) is self
+
+    def register_hook(self, hook):
+        """``hook(grad) -> grad | None`` runs when this tensor's gradient is computed."""
+        from .autograd.graph import gradient_edge
+
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node, nr = gradient_edge(self)
+        node.pre_hooks.setdefault(nr, []).append(hook)
+
+        class _Handle:
+            def remove(_self):
+                node.pre_hooks[nr].remove(hook)
+
+        return _Handle()
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ------------------------------------------------------------------ data access
+    def _check_data(self, what: str) -> None:
+        if self._device.type == "meta":
+            raise NotImplementedError(f"Cannot call {what}() on a meta tensor: it has no data")
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        self._check_data("numpy")
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        self._check_data("item")
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        self._check_data("tolist")
+        return self._data.tolist()
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is "
+                               "ambiguous" if self._data.size else
+                               "Boolean value of Tensor with no values is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self.detach()._data.copy(), str(self._device), self.requires_grad))
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0 and self._device.type != "meta":
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def untyped_storage_base(self):
+        """The numpy array that owns this tensor's memory (for aliasing checks)."""
+        a = self._data
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        return a
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+        self._device = value._device
+
+
+def _rebuild(data, device, requires_grad):
+    t = Tensor(data, device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative dim; torch's error when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim

@@ -1,0 +1,150 @@
+"""The backward engine (``torch/csrc/autograd/engine.cpp``), in the spirit of micrograd.
+
+The algorithm, in three steps:
+
+1. **Discover**: walk ``next_functions`` from the roots' ``grad_fn`` and count, for every node,
+   how many edges point at it (its *dependencies*).  For ``autograd.grad(outputs, inputs)``
+   keep only nodes that lie on a path to an input.
+2. **Run**: a node is ready when every node feeding it has run; among ready nodes the most
+   recently created runs first (a heap on ``-sequence_nr``, as torch does), which makes the
+   order of backward ops deterministic — ``make_fx`` records them in that order.
+3. **Route**: each result of ``node.apply`` is *validated* against the forward input it belongs
+   to — summed back over broadcast dimensions (``sum_to_size``) and cast to its dtype — and
+   added into the input buffer of the next node.  ``AccumulateGrad`` writes leaves' ``.grad``.
+
+Derivative formulas are ordinary ops, so they run eagerly here and are recorded by ``make_fx``;
+with ``create_graph=True`` grad mode stays on and they build a graph of their own.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from .._dispatch import state
+from .graph import AccumulateGrad, gradient_edge
+
+
+def _validate(grad, meta):
+    """Reduce a gradient to the forward tensor's shape and dtype (``validate_outputs``)."""
+    shape, dtype = meta
+    if tuple(grad.shape) != tuple(shape):
+        grad = grad.sum_to_size(*shape)
+    if grad.dtype is not dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
+                 inputs=None, accumulate: bool = True):
+    """Backpropagate from ``roots``; return the grads of ``inputs`` (``autograd.grad`` mode)."""
+    # edges of the roots
+    root_edges = []
+    for t, g in zip(roots, grad_roots):
+        e = gradient_edge(t)
+        if e is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+        root_edges.append((e, g))
+
+    capture = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            e = gradient_edge(t)
+            if e is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            capture.setdefault((id(e[0]), e[1]), []).append(i)
+
+    # 1. discover
+    deps: dict[int, int] = {}
+    nodes: dict[int, object] = {}
+    stack = [e[0] for e, _ in root_edges]
+    for n in stack:
+        nodes[id(n)] = n
+    while stack:
+        n = stack.pop()
+        for e in n.next_functions:
+            if e is None:
+                continue
+            nid = id(e[0])
+            deps[nid] = deps.get(nid, 0) + 1
+            if nid not in nodes:
+                nodes[nid] = e[0]
+                stack.append(e[0])
+
+    needed = None
+    if inputs is not None:
+        targets = {k[0] for k in capture}
+        needed = set()
+
+        # post-order over the discovered DAG
+        order, seen, st = [], set(), [e[0] for e, _ in root_edges]
+        while st:
+            n = st[-1]
+            if id(n) not in seen:
+                seen.add(id(n))
+                st.extend(e[0] for e in n.next_functions if e is not None
+                          and id(e[0]) not in seen)
+            else:
+                st.pop()
+                order.append(n)
+        for n in order:
+            if id(n) in targets or any(e is not None and id(e[0]) in needed
+                                       for e in n.next_functions):
+                needed.add(id(n))
+
+    # 2. run
+    buffers: dict[int, list] = {}
+
+    def add_to(node, nr, g):
+        buf = buffers.get(id(node))
+        if buf is None:
+            buf = buffers[id(node)] = [None] * max(1, len(node.input_meta))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    results = [None] * (len(inputs) if inputs is not None else 0)
+    heap = []
+    for (node, nr), g in root_edges:
+        add_to(node, nr, g)
+    for (node, _), _g in root_edges:
+        if deps.get(id(node), 0) == 0 and id(node) not in {id(h[2]) for h in heap}:
+            heapq.heappush(heap, (-node.sequence_nr, id(node), node))
+
+    prev = state.grad_enabled
+    state.grad_enabled = create_graph
+    try:
+        while heap:
+            _, nid, node = heapq.heappop(heap)
+            grads = buffers.pop(nid, None) or [None] * len(node.input_meta)
+            for nr, hooks in node.pre_hooks.items():
+                for hook in hooks:
+                    new = hook(grads[nr])
+                    if new is not None:
+                        grads[nr] = new
+            for nr, t in node.retained.items():
+                if grads[nr] is not None:
+                    g = grads[nr] if create_graph else grads[nr].detach()
+                    t.grad = g if t.grad is None else t.grad + g
+            for nr in range(len(grads)):
+                for i in capture.get((nid, nr), ()):
+                    results[i] = grads[nr]
+            run = needed is None or nid in needed
+            if isinstance(node, AccumulateGrad) and (not accumulate or inputs is not None):
+                run = False
+            if run:
+                outs = node.apply(grads)
+                if not retain_graph:
+                    node.release()
+            else:
+                outs = [None] * len(node.next_functions)
+            for e, g in zip(node.next_functions, outs):
+                if e is None:
+                    continue
+                nxt, nr = e
+                if g is not None:
+                    add_to(nxt, nr, _validate(g, nxt.input_meta[nr]))
+                deps[id(nxt)] -= 1
+                if deps[id(nxt)] == 0:
+                    heapq.heappush(heap, (-nxt.sequence_nr, id(nxt), nxt))
+    finally:
+        state.grad_enabled = prev
+    return results

@@ -1,0 +1,66 @@
+"""Grad mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled`` (``torch/autograd/grad_mode.py``).
+
+Grad mode is one flag in the dispatcher's thread-local state: when it is off, the Autograd key
+is skipped and ops record nothing.  Each class works as a context manager and as a decorator.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .._dispatch import state
+
+
+def is_grad_enabled() -> bool:
+    return state.grad_enabled
+
+
+class _GradModeContext:
+    _enabled: bool
+
+    def __enter__(self):
+        self._prev = state.grad_enabled
+        state.grad_enabled = self._enabled
+        return self
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._prev
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)() if not isinstance(self, set_grad_enabled) else \
+                    set_grad_enabled(self._enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Ops inside record no autograd history."""
+
+    _enabled = False
+
+
+class enable_grad(_GradModeContext):
+    """Switch recording back on inside a ``no_grad`` region."""
+
+    _enabled = True
+
+
+class inference_mode(no_grad):
+    """Accepted for torch compatibility; behaves as ``no_grad`` here."""
+
+    def __init__(self, mode: bool = True):
+        self._enabled = not mode
+
+
+class set_grad_enabled(_GradModeContext):
+    """``set_grad_enabled(False)`` switches grad mode immediately and as a context manager."""
+
+    def __init__(self, mode: bool):
+        self._enabled = bool(mode)
+        self._prev = state.grad_enabled
+        state.grad_enabled = self._enabled
+
+    def __enter__(self):
+        return self

@@ -1,0 +1,307 @@
+"""The autograd graph: nodes recorded by the Autograd dispatch key.
+
+Mirrors ``torch/csrc/autograd/function.h`` (``Node``), ``saved_variable.cpp`` and the generated
+``VariableType`` kernels.
+
+When an op runs with a tensor that requires grad, the Autograd kernel (``autograd_kernel``)
+runs the op below Autograd, then records a ``Node`` — ``grad_fn`` of each differentiable
+output.  The node keeps:
+
+* ``next_functions``: for each tensor input, the edge ``(node, output_nr)`` its gradient flows
+  to — the input's own ``grad_fn``, or an ``AccumulateGrad`` for a leaf, or ``None``;
+* saved values: exactly those the op's derivative formulas name.  A formula is a function whose
+  parameter names say what it needs, like a line of ``derivatives.yaml``::
+
+      derivatives={"self": lambda grad, self: grad * -self.sin()}
+
+  ``grad``/``grads`` are the output gradients, ``result`` (or the schema's return names) the
+  outputs, ``<arg>_sizes`` an input's shape, any other name the input argument itself.
+
+Saved tensors remember their version; an in-place change before backward is an error, never a
+wrong gradient.  ``retain_graph=False`` frees them after use, so a second backward raises
+torch's error.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .._dispatch import AUTOGRAD, dispatch_below_autograd, exclude, state
+
+_sequence = itertools.count()
+
+
+class Node:
+    """A backward function. ``apply(grads)`` maps output grads to grads for ``next_functions``."""
+
+    def __init__(self):
+        self.sequence_nr = next(_sequence)  # later nodes run first in backward, as in torch
+        self.next_functions: tuple = ()
+        self.input_meta: list = []  # (shape, dtype) of each forward output, to validate grads
+        self.pre_hooks: dict[int, list] = {}
+        self.retained: dict[int, object] = {}  # output_nr -> tensor that called retain_grad()
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def apply(self, grads: list) -> list:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved values (``retain_graph=False``)."""
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object>"
+
+    def register_hook(self, fn):  # hook(grad_inputs, grad_outputs), kept for API shape
+        raise NotImplementedError("Node hooks are not supported; use Tensor.register_hook")
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the graph "
+          "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+          "you need to backward through the graph a second time or if you need to access saved "
+          "tensors after calling backward.")
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved."""
+
+    __slots__ = ("tensor", "version", "node_name")
+
+    def __init__(self, tensor, node_name: str):
+        self.tensor = tensor
+        self.version = tensor._version
+        self.node_name = node_name
+
+    def unpack(self):
+        t = self.tensor
+        if t is None:
+            raise RuntimeError(_FREED)
+        if t._version != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{t.dtype.name}{list(t.shape)}], which is saved by "
+                f"{self.node_name}, is at version {t._version}; expected version {self.version} "
+                "instead."
+            )
+        return t
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+        self.input_meta = [(variable.shape, variable.dtype)]
+
+    def apply(self, grads):
+        (g,) = grads
+        v = self.variable
+        if g is None:
+            return []
+        if not state.grad_enabled:
+            g = g.detach()
+        v.grad = g if v.grad is None else v.grad + g
+        return []
+
+
+class _NotImplementedBackward(Node):
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def name(self) -> str:
+        return "NotImplemented"
+
+    def apply(self, grads):
+        raise RuntimeError(f"the derivative for '{self.op}' is not implemented")
+
+
+def camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
+
+
+def gradient_edge(t):
+    """Where the gradient of tensor ``t`` goes: ``(grad_fn, output_nr)`` or its accumulator."""
+    if not t.requires_grad:
+        return None
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    acc = t._grad_accumulator
+    if acc is None:
+        acc = t._grad_accumulator = AccumulateGrad(t)
+    return (acc, 0)
+
+
+class OpBackward(Node):
+    """The node recorded for an op-table op; runs its derivative formulas."""
+
+    def __init__(self, op, node_name):
+        super().__init__()
+        self.op = op
+        self._name = node_name
+        self.formulas: list = []  # (edge slice, formula, param names, is_list)
+        self.saved: dict | None = {}
+
+    def name(self) -> str:
+        return self._name
+
+    def _value(self, name, grads):
+        if name == "grad":
+            return grads[0]
+        if name == "grads":
+            return grads
+        if self.saved is None:
+            raise RuntimeError(_FREED)
+        v = self.saved[name]
+        if isinstance(v, SavedTensor):
+            return v.unpack()
+        if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
+            return [s.unpack() for s in v]
+        return v
+
+    def apply(self, grads):
+        from .._api import zeros
+
+        grads = [zeros(m[0], dtype=m[1]) if g is None else g
+                 for g, m in zip(grads, self.input_meta)]
+        out = [None] * len(self.next_functions)
+        for sl, fn, params, is_list in self.formulas:
+            g = fn(*[self._value(p, grads) for p in params])
+            if is_list:
+                out[sl] = list(g)
+            else:
+                out[sl.start] = g
+        return out
+
+    def release(self):
+        self.saved = None
+
+
+def _formula_params(fn) -> tuple[str, ...]:
+    code = fn.__code__
+    return code.co_varnames[: code.co_argcount]
+
+
+def _needs_grad(t) -> bool:
+    return t is not None and not isinstance(t, (int, float, bool)) and t.requires_grad
+
+
+def autograd_kernel(op, args: tuple):
+    """The Autograd-key kernel shared by every op-table op (``VariableType`` in torch)."""
+    opdef = op.opdef
+    schema = op.schema
+    if schema.is_mutable:
+        return _inplace_autograd(op, args)
+    with exclude(AUTOGRAD):
+        out = dispatch_below_autograd(op, args)
+    outs = out if isinstance(out, tuple) else (out,)
+    derivs = opdef.derivatives if opdef is not None else None
+    if derivs is None and (opdef is None or not opdef.differentiable):
+        if opdef is not None:
+            return out  # declared non-differentiable: outputs do not require grad
+        node = _NotImplementedBackward(op)
+        _set_edges(node, op, args)
+        _attach(node, outs, args)
+        return out
+    node = _record(op, args, outs, derivs)
+    _attach(node, outs, args)
+    return out
+
+
+def _set_edges(node, op, args):
+    """One edge per tensor input (each element of a Tensor[] counts), in schema order."""
+    edges, slots = [], {}
+    for i, a in enumerate(op.schema.arguments):
+        v = args[i]
+        if a.type.is_tensor:
+            slots[a.name] = slice(len(edges), len(edges) + 1)
+            edges.append(gradient_edge(v) if _needs_grad(v) else None)
+        elif a.type.is_tensor_list:
+            slots[a.name] = slice(len(edges), len(edges) + len(v))
+            edges.extend(gradient_edge(t) if _needs_grad(t) else None for t in v)
+    node.next_functions = tuple(edges)
+    return slots
+
+
+def _record(op, args, outs, derivs, node_name=None):
+    node = OpBackward(op, node_name or camel(op.name) + "Backward0")
+    slots = _set_edges(node, op, args)
+    schema = op.schema
+    arg_index = {a.name: i for i, a in enumerate(schema.arguments)}
+    ret_names = [r.name for r in schema.returns]
+    saved = node.saved
+    for name, fn in derivs.items():
+        sl = slots[name]
+        if not any(e is not None for e in node.next_functions[sl]):
+            continue
+        params = _formula_params(fn)
+        node.formulas.append((sl, fn, params, schema.arguments[arg_index[name]].type.is_list))
+        for p in params:
+            if p in saved or p in ("grad", "grads"):
+                continue
+            if p == "result" or p in ret_names:
+                v = outs[0] if p == "result" else outs[ret_names.index(p)]
+                saved[p] = SavedTensor(v, node._name)
+            elif p.endswith("_sizes") and p[:-6] in arg_index:
+                saved[p] = tuple(args[arg_index[p[:-6]]].shape)
+            else:
+                v = args[arg_index[p]]
+                if hasattr(v, "_version"):
+                    v = SavedTensor(v, node._name)
+                elif isinstance(v, (list, tuple)) and v and hasattr(v[0], "_version"):
+                    v = [SavedTensor(t, node._name) for t in v]
+                saved[p] = v
+    return node
+
+
+def _attach(node, outs, args):
+    """Make ``node`` the ``grad_fn`` of every floating-point output."""
+    node.input_meta = [(o.shape, o.dtype) for o in outs]
+    for i, o in enumerate(outs):
+        if o.dtype.is_floating_point:
+            if any(o is a for a in args):
+                raise RuntimeError("a kernel returned one of its inputs; register it as a view")
+            o._requires_grad = True
+            o.grad_fn = node
+            o._output_nr = i
+
+
+def _inplace_autograd(op, args):
+    """In-place op on a tensor involved in autograd: check, run, then rebase its history.
+
+    The mutated tensor's old history becomes the input edge of a new node, computed by the
+    functional op's derivative formulas; it is then the tensor's ``grad_fn``.
+    """
+    self = args[0]
+    if self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if self._base is not None and (self._base.requires_grad or any(
+            _needs_grad(a) for a in args[1:])):
+        raise NotImplementedError(
+            f"{op}: in-place operations on views of tensors that take part in autograd are not "
+            "supported by minitorch_compile's eager autograd; use the out-of-place op")
+    functional = op.opdef.functional
+    derivs = functional.opdef.derivatives if functional is not None else op.opdef.derivatives
+    # the node reads the tensor's *old* identity: a fresh alias that shares data and version
+    old = self._alias()
+    old._requires_grad, old.grad_fn, old._output_nr = self.requires_grad, self.grad_fn, \
+        self._output_nr
+    old._grad_accumulator = self._grad_accumulator
+    version_before = self._version
+    with exclude(AUTOGRAD):
+        out = dispatch_below_autograd(op, args)
+    call_args = (old,) + tuple(args[1:])
+    node = _record(op, call_args, (self,), derivs, camel(op.name) + "Backward0")
+    for v in node.saved.values():  # the old value was saved *before* the write
+        if isinstance(v, SavedTensor) and v.tensor is old:
+            v.version = version_before
+    node.input_meta = [(self.shape, self.dtype)]
+    if self.dtype.is_floating_point:
+        self._requires_grad = True
+        self.grad_fn = node
+        self._output_nr = 0
+    return out

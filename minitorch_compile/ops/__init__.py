@@ -1,0 +1,15 @@
+"""The op table (``ops/``) and the ``mtc.ops`` namespaces.
+
+Importing this package declares every aten op: ``pointwise``, ``reductions``, ``views``,
+``matmul``, ``creation`` and ``nn_ops`` each hold one family, every op declared once with all of
+its rules (see ``table.py``).  ``mtc.ops.aten.<name>`` reaches them through the dispatcher.
+"""
+
+from . import creation, matmul, nn_ops, pointwise, reductions, views  # noqa: F401 - declares
+from ._ops import OpOverload, OpOverloadPacket, all_overloads, find_overload, ops
+from .table import CATEGORIES, OP_TABLE, OpDef, TensorMeta, defop
+
+aten = ops.aten
+
+__all__ = ["ops", "aten", "OpOverload", "OpOverloadPacket", "OpDef", "OP_TABLE", "CATEGORIES",
+           "TensorMeta", "defop", "find_overload", "all_overloads"]

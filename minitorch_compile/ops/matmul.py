@@ -1,0 +1,115 @@
+"""Matrix products: ``mm`` and ``bmm`` are primitives; ``matmul`` and ``linear`` decompose.
+
+``matmul`` follows torch's rules (``aten/src/ATen/native/LinearAlgebra.cpp``): 1-D x 1-D is a
+dot product, 2-D x 2-D is ``mm``, a 1-D operand gets a dimension added and removed again, and
+anything batched broadcasts its batch dims, folds them into one and calls ``bmm``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .table import COMPOSITE, MATMUL, MetaError, TensorMeta, broadcast_shapes, defop
+
+
+def _same_dtype(name, a, b):
+    if a.dtype is not b.dtype:
+        raise MetaError(f"{name}: expected m1 and m2 to have the same dtype, but got: "
+                        f"{a.dtype.name} != {b.dtype.name}")
+
+
+def _mm_meta(self, mat2):
+    if self.ndim != 2 or mat2.ndim != 2:
+        raise MetaError(f"mm: expected 2D tensors, got {self.ndim}D and {mat2.ndim}D")
+    if self.shape[1] != mat2.shape[0]:
+        raise MetaError(f"mm: mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x"
+                        f"{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    _same_dtype("mm", self, mat2)
+    return TensorMeta((self.shape[0], mat2.shape[1]), self.dtype)
+
+
+mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", MATMUL, kernel=np.matmul, meta=_mm_meta,
+           derivatives={"self": lambda grad, mat2: grad.mm(mat2.t()),
+                        "mat2": lambda grad, self: self.t().mm(grad)})
+
+
+def _bmm_meta(self, mat2):
+    if self.ndim != 3 or mat2.ndim != 3:
+        raise MetaError(f"bmm: batch1 must be a 3D tensor (got {self.ndim}D and {mat2.ndim}D)")
+    if self.shape[0] != mat2.shape[0]:
+        raise MetaError(f"bmm: batch1 and batch2 must have same number of batches, got "
+                        f"{self.shape[0]} and {mat2.shape[0]}")
+    if self.shape[2] != mat2.shape[1]:
+        raise MetaError(f"bmm: Expected size for first two dimensions of batch2 tensor to be: "
+                        f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, "
+                        f"{mat2.shape[1]}].")
+    _same_dtype("bmm", self, mat2)
+    return TensorMeta((self.shape[0], self.shape[1], mat2.shape[2]), self.dtype)
+
+
+bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", MATMUL, kernel=np.matmul, meta=_bmm_meta,
+            derivatives={"self": lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
+                         "mat2": lambda grad, self: self.transpose(1, 2).bmm(grad)})
+
+
+def _matmul(self, other):
+    a, b = self.ndim, other.ndim
+    if a == 0 or b == 0:
+        raise RuntimeError(f"matmul: both arguments to matmul need to be at least 1D, but they "
+                           f"are {a}D and {b}D")
+    if a == 1 and b == 1:
+        if self.shape[0] != other.shape[0]:
+            raise RuntimeError(f"matmul: inconsistent tensor size, expected tensor "
+                               f"[{self.shape[0]}] and src [{other.shape[0]}] to have the same number of elements,"
+                               " but got different")
+        if self.dtype is not other.dtype:
+            raise RuntimeError(f"matmul: dot : expected both vectors to have same dtype, but "
+                               f"found {self.dtype.name} and {other.dtype.name}")
+        return (self * other).sum()
+    if a == 2 and b == 1:
+        return self.mm(other.unsqueeze(1)).squeeze(1)
+    if a == 1 and b == 2:
+        return self.unsqueeze(0).mm(other).squeeze(0)
+    if a == 2 and b == 2:
+        return self.mm(other)
+    # batched: broadcast the batch dims, fold them, bmm, unfold
+    x = self.unsqueeze(0) if a == 1 else self
+    y = other.unsqueeze(1) if b == 1 else other
+    n, k = x.shape[-2], x.shape[-1]
+    k2, m = y.shape[-2], y.shape[-1]
+    if k != k2:
+        raise RuntimeError(f"matmul: mat1 and mat2 shapes cannot be multiplied "
+                           f"({_numel(x.shape[:-1])}x{k} and {k2}x{m})")
+    try:
+        batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2]))
+    except MetaError as e:
+        raise RuntimeError(f"matmul: {e}") from None
+    nb = _numel(batch)
+    xb = x.expand(batch + (n, k)).reshape((nb, n, k))
+    yb = y.expand(batch + (k, m)).reshape((nb, k, m))
+    out = xb.bmm(yb).view(batch + (n, m))
+    if a == 1:
+        out = out.squeeze(-2)
+    if b == 1:
+        out = out.squeeze(-1)
+    return out
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", COMPOSITE, decomposition=_matmul)
+
+
+def _linear(input, weight, bias=None):  # noqa: A002 - torch's name
+    """``input @ weight.T + bias``."""
+    out = _matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+linear = defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", COMPOSITE,
+               decomposition=_linear)

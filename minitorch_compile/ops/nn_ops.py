@@ -1,0 +1,240 @@
+"""Neural-network ops: softmax, log_softmax, layer_norm, losses, dropout, embedding.
+
+All but ``embedding`` are composites: their decompositions (the ones ``torch/_decomp`` uses)
+are what autograd, tracing and the code generator see.  ``embedding`` is a primitive gather
+whose backward, ``embedding_dense_backward``, scatters gradients back with ``np.add.at``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _api as F
+from .. import _dtype
+from .table import COMPOSITE, INDEXING, MetaError, TensorMeta, defop
+
+# ---------------------------------------------------------------- softmax
+
+
+def _softmax(self, dim, dtype=None):
+    """exp(x - max) / sum(exp(x - max)); the max is a constant shift (detached)."""
+    x = self if dtype is None else self.to(dtype)
+    if not x.dtype.is_floating_point:
+        x = x.to(_dtype.get_default_dtype())
+    shifted = x - F.ops.aten.detach(x.amax(dim, keepdim=True))
+    e = shifted.exp()
+    return e / e.sum(dim, keepdim=True)
+
+
+def _log_softmax(self, dim, dtype=None):
+    """(x - max) - log(sum(exp(x - max)))."""
+    x = self if dtype is None else self.to(dtype)
+    if not x.dtype.is_floating_point:
+        x = x.to(_dtype.get_default_dtype())
+    shifted = x - F.ops.aten.detach(x.amax(dim, keepdim=True))
+    return shifted - shifted.exp().sum(dim, keepdim=True).log()
+
+
+softmax = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                COMPOSITE, decomposition=_softmax)
+log_softmax = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                    COMPOSITE, decomposition=_log_softmax)
+
+# ---------------------------------------------------------------- layer_norm
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """(x - mean) / sqrt(var + eps) * weight + bias over the trailing ``normalized_shape``."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) \
+        else tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape or k == 0:
+        raise RuntimeError(
+            f"layer_norm: Given normalized_shape={list(normalized_shape)}, expected input with "
+            f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
+            f"{list(input.shape)}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+layer_norm = defop(
+    "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+    "Tensor? bias=None, float eps=1e-05) -> Tensor", COMPOSITE, decomposition=_layer_norm)
+
+# ---------------------------------------------------------------- losses
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _mse_loss(input, target, reduction="mean"):  # noqa: A002
+    if tuple(input.shape) != tuple(target.shape):
+        import warnings
+
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", stacklevel=4)
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+mse_loss = defop("mse_loss(Tensor input, Tensor target, str reduction='mean') -> Tensor",
+                 COMPOSITE, decomposition=_mse_loss)
+
+
+def _class_one_hot(target, num_classes, class_dim, ndim):
+    """Boolean one-hot of integer ``target`` along ``class_dim`` (a broadcast compare)."""
+    shape = [1] * ndim
+    shape[class_dim] = num_classes
+    return target.unsqueeze(class_dim) == F.arange(num_classes).view(shape)
+
+
+def _nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):  # noqa: A002
+    """-input[n, target[n]] (weighted), averaged over the weights of the non-ignored targets."""
+    if input.ndim < 1 or input.ndim > 1 and (
+            target.ndim != input.ndim - 1 or target.shape[0] != input.shape[0]):
+        raise RuntimeError(f"nll_loss: Expected input batch_size ({input.shape[0]}) to match "
+                           f"target batch_size ({target.shape[0] if target.ndim else 0}).")
+    if target.dtype.is_floating_point or target.dtype is _dtype.bool_:
+        raise RuntimeError(f"nll_loss: expected scalar type Long but found "
+                           f"{target.dtype.name.capitalize()}")
+    class_dim = 0 if input.ndim == 1 else 1
+    c = input.shape[class_dim]
+    valid = target != ignore_index
+    hit = _class_one_hot(target, c, class_dim, input.ndim)
+    picked = F.where(hit, input, 0).sum(class_dim)
+    w = F.where(valid, 1.0, 0.0).to(input.dtype)
+    if weight is not None:
+        w = w * F.where(hit, weight.view([c] + [1] * (input.ndim - class_dim - 1)), 0) \
+            .sum(class_dim)
+    loss = -picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+nll_loss = defop(
+    "nll_loss(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', "
+    "SymInt ignore_index=-100) -> Tensor", COMPOSITE, decomposition=_nll_loss)
+
+
+def _cross_entropy(input, target, weight=None, ignore_index=-100,  # noqa: A002
+                   reduction="mean", label_smoothing=0.0):
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = _log_softmax(input, class_dim)
+    if target.dtype.is_floating_point:  # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError("cross_entropy: expected target of the input's shape for class "
+                               "probabilities")
+        c = input.shape[class_dim]
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        term = logp * target
+        if weight is not None:
+            term = term * weight.view([c] + [1] * (input.ndim - class_dim - 1))
+        return _reduce(-term.sum(class_dim), reduction)
+    loss = _nll_loss(logp, target, weight, reduction, ignore_index)
+    if not label_smoothing:
+        return loss
+    c = input.shape[class_dim]
+    valid = (target != ignore_index).to(input.dtype)
+    smooth = logp if weight is None else \
+        logp * weight.view([c] + [1] * (input.ndim - class_dim - 1))
+    smooth = -smooth.sum(class_dim) * valid
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / valid.sum()
+        else:
+            hit = _class_one_hot(target, c, class_dim, input.ndim)
+            wsum = (F.where(hit, weight.view([c] + [1] * (input.ndim - class_dim - 1)), 0)
+                    .sum(class_dim) * valid).sum()
+            smooth = smooth.sum() / wsum
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - label_smoothing) * loss + label_smoothing / c * smooth
+
+
+cross_entropy = defop(
+    "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
+    "str reduction='mean', SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor",
+    COMPOSITE,
+    decomposition=lambda self, target, weight=None, reduction="mean", ignore_index=-100,
+    label_smoothing=0.0: _cross_entropy(self, target, weight, ignore_index, reduction,
+                                        label_smoothing))
+
+# ---------------------------------------------------------------- dropout
+
+
+def _dropout(input, p=0.5, train=True):  # noqa: A002
+    """Zero each element with probability p, scale the survivors by 1/(1-p)."""
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not train or p == 0:
+        return input
+    if p == 1:
+        return input * F.zeros_like(input)
+    keep = F.rand_like(input) >= p
+    return input * keep / (1 - p)
+
+
+dropout = defop("dropout(Tensor input, float p, bool train) -> Tensor", COMPOSITE,
+                decomposition=_dropout)
+
+# ---------------------------------------------------------------- embedding
+
+
+def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if weight.ndim != 2:
+        raise MetaError(f"embedding: 'weight' must be 2-D, got {weight.ndim}-D")
+    if indices.dtype.is_floating_point or indices.dtype is _dtype.bool_:
+        raise MetaError("embedding: Expected tensor for argument #1 'indices' to have one of the "
+                        f"following scalar types: Long, Int; but got {indices.dtype.name} "
+                        "instead")
+    return TensorMeta(tuple(indices.shape) + (weight.shape[1],), weight.dtype)
+
+
+def _embedding_kernel(w, idx, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
+        raise IndexError(f"embedding: index out of range in self (num_embeddings={w.shape[0]})")
+    return w[idx]
+
+
+embedding = defop(
+    "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
+    "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", INDEXING,
+    kernel=_embedding_kernel, meta=_embedding_meta,
+    derivatives={"weight": lambda grad, weight_sizes, indices, padding_idx:
+                 F.ops.aten.embedding_dense_backward(grad, indices, weight_sizes[0],
+                                                     padding_idx)})
+
+
+def _embedding_backward_kernel(g, idx, num_weights, padding_idx):
+    out = np.zeros((num_weights, g.shape[-1]), dtype=g.dtype)
+    np.add.at(out, idx.reshape(-1), g.reshape(-1, g.shape[-1]))
+    if padding_idx >= 0:
+        out[padding_idx] = 0
+    return out
+
+
+embedding_dense_backward = defop(
+    "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+    "SymInt padding_idx) -> Tensor", INDEXING, kernel=_embedding_backward_kernel,
+    meta=lambda grad_output, indices, num_weights, padding_idx: TensorMeta(
+        (num_weights, grad_output.shape[-1]), grad_output.dtype),
+    derivatives={"grad_output": lambda grad, indices: F.ops.aten.embedding(grad, indices)})
+

@@ -1,0 +1,216 @@
+"""Pointwise ops: one output element from the same-index element of each (broadcast) input.
+
+Their meta rule comes from the category (``table.pointwise_meta``: broadcast shapes, then
+torch's type promotion of the given kind); each declaration gives the numpy kernel and the
+derivative formulas, written with tensor ops so they run eagerly *and* under tracing.
+
+Python numbers are accepted wherever a ``Tensor`` operand is (``x * 2``), and take part in
+promotion as torch's "wrapped numbers": ``int_tensor * 2.5`` is ``float32``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _api as F
+from .table import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NO_PROMOTION, POINTWISE, defop
+
+_SQRT2 = math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+_erf_scalar = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf(a: np.ndarray) -> np.ndarray:
+    # numpy has no erf; math.erf per element is exact to double precision (and slow)
+    return np.asarray(_erf_scalar(a), dtype=a.dtype)
+
+
+def _unary(name, kernel, derivative, promotion=INT_TO_FLOAT, inplace=True, **kw):
+    return defop(f"{name}(Tensor self) -> Tensor", POINTWISE, kernel=kernel,
+                 promotion=promotion, derivatives={"self": derivative}, inplace=inplace, **kw)
+
+
+# ---------------------------------------------------------------- unary
+
+neg = _unary("neg", np.negative, lambda grad: -grad, promotion=DEFAULT)
+_unary("abs", np.abs, lambda grad, self: grad * self.sign(), promotion=DEFAULT)
+sign = _unary("sign", np.sign, lambda grad: F.zeros_like(grad), promotion=DEFAULT)
+exp = _unary("exp", np.exp, lambda grad, result: grad * result)
+log = _unary("log", np.log, lambda grad, self: grad / self)
+sin = _unary("sin", np.sin, lambda grad, self: grad * self.cos())
+cos = _unary("cos", np.cos, lambda grad, self: grad * -self.sin())
+tanh = _unary("tanh", np.tanh, lambda grad, result: grad * (1 - result * result))
+sigmoid = _unary("sigmoid", lambda a: 1 / (1 + np.exp(-a)),
+                 lambda grad, result: grad * result * (1 - result))
+relu = _unary("relu", lambda a: np.maximum(a, 0),
+              lambda grad, result: F.where(result > 0, grad, 0), promotion=DEFAULT)
+sqrt = _unary("sqrt", np.sqrt, lambda grad, result: grad / (2 * result))
+rsqrt = _unary("rsqrt", lambda a: 1 / np.sqrt(a),
+               lambda grad, result: -0.5 * grad * result * result * result)
+reciprocal = _unary("reciprocal", lambda a: 1 / a, lambda grad, result: -grad * result * result)
+erf = _unary("erf", _erf,
+             lambda grad, self: grad * _TWO_OVER_SQRT_PI * (-(self * self)).exp())
+
+
+def _gelu_kernel(a, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a * a * a)))
+    if approximate != "none":
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate}")
+    return 0.5 * a * (1 + _erf(a / _SQRT2))
+
+
+def _gelu_backward(grad, self, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (self + 0.044715 * self * self * self)
+        t = inner.tanh()
+        d_inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * self * self)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * d_inner)
+    cdf = 0.5 * (1 + (self / _SQRT2).erf())
+    pdf = (-0.5 * self * self).exp() * _INV_SQRT_2PI
+    return grad * (cdf + self * pdf)
+
+
+gelu = defop("gelu(Tensor self, *, str approximate='none') -> Tensor", POINTWISE,
+             kernel=_gelu_kernel, promotion=INT_TO_FLOAT, inplace=True,
+             derivatives={"self": _gelu_backward})
+
+
+def _clamp_kernel(a, min=None, max=None):  # noqa: A002 - torch's names
+    if min is not None:
+        a = np.maximum(a, min)
+    if max is not None:
+        a = np.minimum(a, max)
+    return a
+
+
+def _clamp_backward(grad, self, min, max):  # noqa: A002
+    keep = F.ones_like(self, dtype=F.bool)
+    if min is not None:
+        keep = keep * (self >= min)
+    if max is not None:
+        keep = keep * (self <= max)
+    return F.where(keep, grad, 0)
+
+
+clamp = defop("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", POINTWISE,
+              kernel=_clamp_kernel, promotion=DEFAULT, inplace=True,
+              derivatives={"self": _clamp_backward})
+
+clone = defop("clone(Tensor self, *, str? memory_format=None) -> Tensor", POINTWISE,
+              kernel=lambda a, memory_format=None: np.array(a, order="C", copy=True),
+              promotion=NO_PROMOTION, derivatives={"self": lambda grad: grad})
+
+logical_not = defop("logical_not(Tensor self) -> Tensor", POINTWISE,
+                    kernel=np.logical_not, promotion=ALWAYS_BOOL, differentiable=False)
+
+# ---------------------------------------------------------------- binary
+
+
+add = defop("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,
+            kernel=lambda a, b, alpha=1: a + b if alpha == 1 else a + alpha * b,
+            promotion=DEFAULT, inplace=True,
+            derivatives={"self": lambda grad: grad,
+                         "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
+sub = defop("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,
+            kernel=lambda a, b, alpha=1: a - b if alpha == 1 else a - alpha * b,
+            promotion=DEFAULT, inplace=True,
+            derivatives={"self": lambda grad: grad,
+                         "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha})
+rsub = defop("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,
+             kernel=lambda a, b, alpha=1: b - a if alpha == 1 else b - alpha * a,
+             promotion=DEFAULT,
+             derivatives={"self": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+                          "other": lambda grad: grad})
+mul = defop("mul(Tensor self, Tensor other) -> Tensor", POINTWISE, kernel=np.multiply,
+            promotion=DEFAULT, inplace=True,
+            derivatives={"self": lambda grad, other: grad * other,
+                         "other": lambda grad, self: grad * self})
+
+
+def _div_kernel(a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b) if np.asarray(a).dtype.kind in "iub" else np.floor(a / b)
+    if rounding_mode == "trunc":
+        return np.trunc(np.true_divide(a, b))
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found '{rounding_mode}'")
+
+
+def _div_other(grad, self, other, rounding_mode):
+    if rounding_mode is not None:
+        return F.zeros_like(grad)
+    return -grad * self / (other * other)
+
+
+div = defop("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", POINTWISE,
+            kernel=_div_kernel, promotion=INT_TO_FLOAT, inplace=True,
+            derivatives={"self": lambda grad, other, rounding_mode:
+                         grad / other if rounding_mode is None else F.zeros_like(grad),
+                         "other": _div_other},
+            notes="integer division with rounding_mode keeps torch's INT_TO_FLOAT only for the "
+                  "true-division form; with rounding_mode integers stay integers")
+
+
+def _pow_self(grad, self, exponent):
+    if not isinstance(exponent, F.Tensor) and exponent == 0:
+        return F.zeros_like(grad)
+    return grad * exponent * self ** (exponent - 1)
+
+
+def _pow_exponent(grad, self, result):
+    log_self = self.log() if isinstance(self, F.Tensor) else math.log(self)
+    return grad * result * log_self
+
+
+def _pow_kernel(a, b):
+    if isinstance(b, int) and b < 0 and np.asarray(a).dtype.kind in "iu":
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return np.power(a, b)
+
+
+defop("pow(Tensor self, Tensor exponent) -> Tensor", POINTWISE,
+            kernel=_pow_kernel, promotion=DEFAULT, inplace=True,
+            derivatives={"self": _pow_self, "exponent": _pow_exponent})
+
+
+maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", POINTWISE, kernel=np.maximum,
+                promotion=DEFAULT,
+                derivatives={"self": lambda grad, self, other: F.where(
+                                 self == other, grad / 2, F.where(self > other, grad, 0)),
+                             "other": lambda grad, self, other: F.where(
+                                 self == other, grad / 2, F.where(other > self, grad, 0))})
+minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", POINTWISE, kernel=np.minimum,
+                promotion=DEFAULT,
+                derivatives={"self": lambda grad, self, other: F.where(
+                                 self == other, grad / 2, F.where(self < other, grad, 0)),
+                             "other": lambda grad, self, other: F.where(
+                                 self == other, grad / 2, F.where(other < self, grad, 0))})
+
+
+def _cmp(name, kernel):
+    return defop(f"{name}(Tensor self, Tensor other) -> Tensor", POINTWISE, kernel=kernel,
+                 promotion=ALWAYS_BOOL, differentiable=False)
+
+
+eq = _cmp("eq", np.equal)
+ne = _cmp("ne", np.not_equal)
+lt = _cmp("lt", np.less)
+le = _cmp("le", np.less_equal)
+gt = _cmp("gt", np.greater)
+ge = _cmp("ge", np.greater_equal)
+logical_and = _cmp("logical_and", np.logical_and)
+logical_or = _cmp("logical_or", np.logical_or)
+
+where = defop("where(Tensor condition, Tensor self, Tensor other) -> Tensor", POINTWISE,
+              kernel=lambda c, a, b: np.where(c, a, b), promotion=DEFAULT,
+              derivatives={"self": lambda grad, condition: F.where(condition, grad, 0),
+                           "other": lambda grad, condition: F.where(condition, 0, grad)},
+              notes="the condition takes part in promotion only as a bool, which never wins")

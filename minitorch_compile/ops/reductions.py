@@ -1,0 +1,233 @@
+"""Reductions: sum, mean, amax/amin, max/min over a dim (values and indices), argmax, var.
+
+Meta rule shape: the input shape with the reduced dims removed (or kept as 1 with
+``keepdim=True``); ``dim=None`` reduces everything.  Derivative formulas first put the reduced
+dims back (``_restore``) so the gradient broadcasts against the input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _api as F
+from .. import _dtype
+from .table import (
+    COMPOSITE,
+    REDUCTION,
+    MetaError,
+    TensorMeta,
+    defop,
+    reduced_shape,
+    reduction_dims,
+    wrap_dim,
+)
+
+
+def _restore(grad, dims, keepdim):
+    """Unsqueeze the reduced ``dims`` back into ``grad`` (a no-op when ``keepdim``)."""
+    if not keepdim:
+        for d in sorted(dims):
+            grad = grad.unsqueeze(d)
+    return grad
+
+
+def _numel(shape, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _check_nonempty(name, self, dims):
+    if any(self.shape[d] == 0 for d in dims) or (self.ndim == 0 and self.numel() == 0):
+        raise MetaError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                        " Specify the reduction dim with the 'dim' argument.")
+
+
+# ---------------------------------------------------------------- sum / mean
+
+
+def _sum_meta(self, dim=None, keepdim=False, dtype=None):
+    dims = reduction_dims(dim, self.ndim)
+    if dtype is None:
+        dtype = self.dtype if self.dtype.is_floating_point else _dtype.int64
+    return TensorMeta(reduced_shape(self.shape, dims, keepdim), dtype)
+
+
+def _sum_kernel(a, dim=None, keepdim=False, dtype=None):
+    dims = reduction_dims(dim, a.ndim)
+    return np.sum(a, axis=dims, keepdims=keepdim, dtype=None if dtype is None else dtype.np)
+
+
+defop(
+    "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    REDUCTION, kernel=_sum_kernel, meta=_sum_meta,
+    derivatives={"self": lambda grad, self_sizes, dim, keepdim:
+                 _restore(grad, reduction_dims(dim, len(self_sizes)), keepdim)
+                 .expand(self_sizes)})
+
+
+def _mean_meta(self, dim=None, keepdim=False, dtype=None):
+    dt = dtype or self.dtype
+    if not dt.is_floating_point:
+        raise MetaError("mean(): could not infer output dtype. Input dtype must be either a "
+                        f"floating point or complex dtype. Got: {self.dtype.name.capitalize()}")
+    return TensorMeta(reduced_shape(self.shape, reduction_dims(dim, self.ndim), keepdim), dt)
+
+
+def _mean_backward(grad, self_sizes, dim, keepdim):
+    dims = reduction_dims(dim, len(self_sizes))
+    return _restore(grad, dims, keepdim).expand(self_sizes) / _numel(self_sizes, dims)
+
+
+mean = defop(
+    "mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    REDUCTION, meta=_mean_meta,
+    kernel=lambda a, dim=None, keepdim=False, dtype=None: np.mean(
+        a, axis=reduction_dims(dim, a.ndim), keepdims=keepdim,
+        dtype=None if dtype is None else dtype.np),
+    derivatives={"self": _mean_backward})
+
+# ---------------------------------------------------------------- amax / amin
+
+
+def _amax_meta(name):
+    def meta(self, dim=(), keepdim=False):
+        dims = reduction_dims(dim, self.ndim)
+        _check_nonempty(name, self, dims)
+        return TensorMeta(reduced_shape(self.shape, dims, keepdim), self.dtype)
+    return meta
+
+
+def _amax_backward(grad, self, result, dim, keepdim):
+    """Ties share the gradient evenly (torch's ``scale_grad_by_count``)."""
+    dims = reduction_dims(dim, self.ndim)
+    mask = self == _restore(result, dims, keepdim)
+    return _restore(grad, dims, keepdim) * mask / mask.sum(dims, keepdim=True)
+
+
+amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", REDUCTION,
+             kernel=lambda a, dim=(), keepdim=False: np.amax(
+                 a, axis=reduction_dims(dim, a.ndim), keepdims=keepdim),
+             meta=_amax_meta("amax"), derivatives={"self": _amax_backward})
+amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", REDUCTION,
+             kernel=lambda a, dim=(), keepdim=False: np.amin(
+                 a, axis=reduction_dims(dim, a.ndim), keepdims=keepdim),
+             meta=_amax_meta("amin"), derivatives={"self": _amax_backward})
+
+# ---------------------------------------------------------------- max/min over one dim
+
+
+def _max_dim_meta(name):
+    def meta(self, dim, keepdim=False):
+        d = wrap_dim(dim, self.ndim)
+        _check_nonempty(name, self, (d,) if self.ndim else ())
+        shape = reduced_shape(self.shape, (d,) if self.ndim else (), keepdim)
+        return TensorMeta(shape, self.dtype), TensorMeta(shape, _dtype.int64)
+    return meta
+
+
+def _max_dim_kernel(arg_fn):
+    def kernel(a, dim, keepdim=False):
+        if a.ndim == 0:
+            return a.copy(), np.zeros((), dtype=np.int64)
+        idx = arg_fn(a, axis=dim, keepdims=True)
+        values = np.take_along_axis(a, idx, axis=dim)
+        if not keepdim:
+            idx, values = np.squeeze(idx, dim), np.squeeze(values, dim)
+        return values, idx
+    return kernel
+
+
+def _select_backward_by_index(grad, self_sizes, dim, keepdim, indices):
+    """Send ``grad`` to the position ``indices`` picked along ``dim``."""
+    if len(self_sizes) == 0:
+        return grad
+    d = wrap_dim(dim, len(self_sizes))
+    shape = [1] * len(self_sizes)
+    shape[d] = self_sizes[d]
+    positions = F.arange(self_sizes[d]).view(shape)
+    hit = positions == _restore(indices, (d,), keepdim)
+    return F.where(hit, _restore(grad, (d,), keepdim), 0)
+
+
+for _name, _arg in (("max", np.argmax), ("min", np.argmin)):
+    defop(f"{_name}.dim(Tensor self, int dim, bool keepdim=False) -> "
+          "(Tensor values, Tensor indices)", REDUCTION,
+          kernel=_max_dim_kernel(_arg), meta=_max_dim_meta(_name),
+          derivatives={"self": _select_backward_by_index})
+    defop(f"{_name}(Tensor self) -> Tensor", COMPOSITE,
+          decomposition=(lambda self: self.amax()) if _name == "max" else
+          (lambda self: self.amin()))
+
+
+def _argmax_meta(name):
+    def meta(self, dim=None, keepdim=False):
+        if dim is None:
+            if self.numel() == 0:
+                raise MetaError(f"{name}(): Expected reduction dim to be specified for "
+                                "input.numel() == 0.")
+            shape = (1,) * self.ndim if keepdim else ()
+        else:
+            d = wrap_dim(dim, self.ndim)
+            _check_nonempty(name, self, (d,) if self.ndim else ())
+            shape = reduced_shape(self.shape, (d,) if self.ndim else (), keepdim)
+        return TensorMeta(shape, _dtype.int64)
+    return meta
+
+
+def _argmax_kernel(fn):
+    def kernel(a, dim=None, keepdim=False):
+        if dim is None:
+            out = fn(a.reshape(-1))
+            return np.asarray(out).reshape((1,) * a.ndim if keepdim else ())
+        if a.ndim == 0:
+            return np.zeros((), dtype=np.int64)
+        return fn(a, axis=dim, keepdims=keepdim)
+    return kernel
+
+
+argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", REDUCTION,
+               kernel=_argmax_kernel(np.argmax), meta=_argmax_meta("argmax"),
+               differentiable=False)
+argmin = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", REDUCTION,
+               kernel=_argmax_kernel(np.argmin), meta=_argmax_meta("argmin"),
+               differentiable=False)
+
+# ---------------------------------------------------------------- var / std (composites)
+
+
+def _var(self, dim=None, correction=None, keepdim=False):
+    """var = sum((x - mean)^2) / (N - correction), correction defaulting to 1 (Bessel)."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("var: std and var only support floating point and complex dtypes")
+    dims = reduction_dims(dim, self.ndim)
+    correction = 1 if correction is None else correction
+    centered = self - self.mean(dims, keepdim=True)
+    n = _numel(self.shape, dims)
+    return (centered * centered).sum(dims, keepdim=keepdim) / max(n - correction, 0)
+
+
+var = defop("var(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
+            " -> Tensor", COMPOSITE, decomposition=_var)
+std = defop("std(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
+            " -> Tensor", COMPOSITE,
+            decomposition=lambda self, dim=None, correction=None, keepdim=False:
+            _var(self, dim, correction, keepdim).sqrt())
+
+# ---------------------------------------------------------------- all / any (boolean)
+
+
+def _bool_reduce_meta(self, dim=None, keepdim=False):
+    return TensorMeta(reduced_shape(self.shape, reduction_dims(dim, self.ndim), keepdim),
+                      _dtype.bool_)
+
+
+defop("all(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor",
+            REDUCTION, meta=_bool_reduce_meta, differentiable=False,
+            kernel=lambda a, dim=None, keepdim=False: np.all(
+                a, axis=reduction_dims(dim, a.ndim), keepdims=keepdim))
+defop("any(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor",
+            REDUCTION, meta=_bool_reduce_meta, differentiable=False,
+            kernel=lambda a, dim=None, keepdim=False: np.any(
+                a, axis=reduction_dims(dim, a.ndim), keepdims=keepdim))

@@ -1,0 +1,365 @@
+"""The op table: every operator declared once, with all of its rules side by side.
+
+Mirrors ``native_functions.yaml`` + ``derivatives.yaml`` + ``torch/_meta_registrations.py`` +
+``torch/_decomp``, folded into one declaration per op (the JAX ``lax.py`` habit)::
+
+    defop("cos(Tensor self) -> Tensor", POINTWISE, promotion=INT_TO_FLOAT,
+          kernel=np.cos,                                         # eager numpy kernel
+          derivatives={"self": lambda grad, self: grad * -self.sin()})
+
+From a declaration the table registers, on the op's ``OpOverload``:
+
+========================  ===============================================================
+dispatch key              kernel
+========================  ===============================================================
+CompositeImplicitAutograd the ``decomposition`` (composite ops only — they need nothing else)
+Autograd                  ``autograd.graph.autograd_kernel``, reading ``derivatives``
+CPU, NPU                  the numpy ``kernel`` wrapped by ``numpy_kernel`` (dtype promotion,
+                          clear errors, wrapping arrays as tensors, view bookkeeping); NPU
+                          starts with the same numpy kernel — the simulated device computes
+                          on the host — and a ``Library("aten", "IMPL")`` may replace it
+Meta                      the ``meta`` rule: output shapes and dtypes from input metadata
+========================  ===============================================================
+
+Pointwise ops get their meta rule from their category (broadcast + type promotion); other
+categories must declare one.  ``tests/test_op_table.py`` fails if an op lacks a rule.
+Meta rules receive the bound arguments (tensors only for their ``shape``/``dtype``) and return a
+``TensorMeta`` (or a tuple of them); they raise torch's errors for bad input, and eager mode runs
+them too (as torch's structured kernels do), so eager and traced code fail the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .. import _dtype
+from .._device import as_device
+from .._dispatch import AUTOGRAD, DispatchKey
+from .._tensor import Tensor
+from ._ops import OpOverload, register_overload
+
+POINTWISE = "pointwise"
+REDUCTION = "reduction"
+VIEW = "view"
+MATMUL = "matmul"
+CREATION = "creation"
+COMPOSITE = "composite"
+INDEXING = "indexing"  # gathers/scatters: embedding, slice/select backward
+RANDOM = "random"
+CATEGORIES = (POINTWISE, REDUCTION, VIEW, MATMUL, CREATION, COMPOSITE, INDEXING, RANDOM)
+
+# elementwise type-promotion kinds (torch/_prims_common ELEMENTWISE_TYPE_PROMOTION_KIND)
+DEFAULT = "default"  # promote inputs, compute and return in that dtype
+INT_TO_FLOAT = "int_to_float"  # integer/bool inputs compute in the default float dtype
+ALWAYS_BOOL = "always_bool"  # compute in the promoted dtype, return bool
+NO_PROMOTION = "no_promotion"  # result dtype = self's dtype
+
+
+class TensorMeta(NamedTuple):
+    shape: tuple
+    dtype: _dtype.dtype
+
+
+@dataclass
+class OpDef:
+    """One row of the op table."""
+
+    overload: OpOverload
+    category: str
+    kernel: Callable | None = None
+    meta: Callable | None = None
+    derivatives: dict | None = None
+    decomposition: Callable | None = None
+    promotion: str | None = None
+    differentiable: bool = True
+    functional: OpOverload | None = None  # for in-place variants: the out-of-place op
+    inplace: OpOverload | None = None  # for out-of-place ops: the in-place variant
+    notes: str = ""
+    tags: set = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        return self.overload.schema.qualified_name
+
+
+OP_TABLE: dict[str, OpDef] = {}  # "cos", "add.Tensor", ... -> OpDef
+
+
+class MetaError(RuntimeError):
+    """A shape/dtype error raised by a meta rule (the message is torch's)."""
+
+
+# --------------------------------------------------------------------------- meta helpers
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """Numpy/torch broadcasting of shapes, with torch's error message."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = d
+            elif d != 1 and d != out[j]:
+                raise MetaError(
+                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
+                    f"non-singleton dimension {i - len(s) + ndim}")
+    return tuple(out)
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def reduction_dims(dim, ndim: int) -> tuple:
+    """``dim=None``/``[]`` means all dims; ints are wrapped; duplicates are an error."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = tuple(wrap_dim(d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise MetaError(f"dim {out} appears multiple times in the list of dims")
+    return out
+
+
+def reduced_shape(shape, dims, keepdim: bool) -> tuple:
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def elementwise_dtypes(promotion: str, *operands) -> tuple[_dtype.dtype, _dtype.dtype]:
+    """(compute dtype, result dtype) of a pointwise op, as torch's ``elementwise_dtypes``."""
+    if promotion == NO_PROMOTION:
+        d = operands[0].dtype
+        return d, d
+    promoted = _dtype.result_type(*operands)
+    if promotion == DEFAULT:
+        return promoted, promoted
+    if promotion == INT_TO_FLOAT:
+        if not promoted.is_floating_point:
+            promoted = _dtype.get_default_dtype()
+        return promoted, promoted
+    if promotion == ALWAYS_BOOL:
+        return promoted, _dtype.bool_
+    raise ValueError(f"unknown promotion kind {promotion!r}")
+
+
+def pointwise_meta(opdef: OpDef):
+    idx = opdef.overload.schema.tensor_arg_indices
+    promotion = opdef.promotion
+
+    def meta(*args):
+        operands = [args[i] for i in idx]
+        shapes = [tuple(a.shape) for a in operands if isinstance(a, Tensor)]
+        _, result = elementwise_dtypes(promotion, *operands)
+        return TensorMeta(broadcast_shapes(*shapes), result)
+
+    return meta
+
+
+def _prefix_error(op, e: Exception):
+    msg = str(e.args[0]) if e.args else str(e)
+    if isinstance(e, KeyError):
+        return RuntimeError(f"{op.name}: {msg}")
+    if msg.startswith(f"{op.name}:"):
+        return e
+    err = type(e)(f"{op.name}: {msg}")
+    return err
+
+
+def run_meta(opdef: OpDef, args: tuple):
+    try:
+        return opdef.meta(*args)
+    except (MetaError, IndexError, TypeError, ValueError) as e:
+        raise _prefix_error(opdef.overload, e) from None
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+class InternalAssertError(AssertionError):
+    pass
+
+
+def numpy_kernel(opdef: OpDef):
+    """Wrap an op-table numpy kernel as a backend kernel over tensors."""
+    op = opdef.overload
+    schema = op.schema
+    t_idx = schema.tensor_arg_indices
+    l_idx = schema.tensor_list_arg_indices
+    kernel = opdef.kernel
+    nrets = len(schema.returns)
+    is_view = opdef.category == VIEW
+
+    if opdef.category == POINTWISE and opdef.promotion is not None:
+        promotion = opdef.promotion
+
+        def pointwise_kernel(*args):
+            compute, result = elementwise_dtypes(promotion, *[args[i] for i in t_idx])
+            a = list(args)
+            device = None
+            for i in t_idx:
+                v = a[i]
+                if isinstance(v, Tensor):
+                    device = v._device
+                    d = v._data
+                    a[i] = d if d.dtype == compute.np else d.astype(compute.np)
+            try:
+                with np.errstate(all="ignore"):
+                    out = kernel(*a)
+            except ValueError as e:
+                run_meta(opdef, args)  # raises torch's broadcasting error
+                raise _prefix_error(op, e) from None
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
+            if out.dtype != result.np:
+                out = out.astype(result.np)
+            return Tensor._make(out, device)
+
+        return pointwise_kernel
+
+    def kernel_with_meta(*args):
+        meta = run_meta(opdef, args)
+        a = list(args)
+        device = None
+        for i in t_idx:
+            v = a[i]
+            if isinstance(v, Tensor):
+                device = v._device
+                a[i] = v._data
+        for i in l_idx:
+            if a[i]:
+                device = a[i][0]._device
+            a[i] = [t._data for t in a[i]]
+        dev_i = op.device_arg_index
+        if dev_i is not None and (device is None or args[dev_i] is not None):
+            device = as_device(args[dev_i])  # creation ops, and _to_copy(device=...)
+        with np.errstate(all="ignore"):
+            out = kernel(*a)
+        if nrets == 1:
+            res = _wrap(out, meta, device, op)
+            if is_view:
+                base = args[0]
+                res._base = base._base if base._base is not None else base
+                res._vc = base._get_vc()
+            return res
+        return tuple(_wrap(o, m, device, op) for o, m in zip(out, meta))
+
+    return kernel_with_meta
+
+
+def _wrap(out, meta: TensorMeta, device, op) -> Tensor:
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype != meta.dtype.np:
+        out = out.astype(meta.dtype.np)
+    if out.shape != tuple(meta.shape):
+        raise InternalAssertError(
+            f"{op}: the numpy kernel returned shape {out.shape} but the meta rule says "
+            f"{tuple(meta.shape)} — the op table disagrees with itself")
+    return Tensor._make(out, device)
+
+
+def meta_kernel(opdef: OpDef):
+    """The Meta-key kernel: run the meta rule, return data-less tensors."""
+
+    def kernel(*args):
+        m = run_meta(opdef, args)
+        if isinstance(m, TensorMeta):
+            out = Tensor._make_meta(m.shape, m.dtype)
+            if opdef.category == VIEW:
+                out._base = args[0]
+            return out
+        return tuple(Tensor._make_meta(x.shape, x.dtype) for x in m)
+
+    return kernel
+
+
+def inplace_kernel(opdef: OpDef, key: DispatchKey):
+    """``x.add_(y)``: compute out of place, check the result fits ``x``, write it into ``x``."""
+    functional = opdef.functional
+
+    def kernel(*args):
+        self = args[0]
+        out = functional.kernels[key](*args)
+        if tuple(out.shape) != tuple(self.shape):
+            raise RuntimeError(
+                f"{opdef.overload.name}: output with shape {list(self.shape)} doesn't match the "
+                f"broadcast shape {list(out.shape)}")
+        if out.dtype.category > self.dtype.category:
+            raise RuntimeError(
+                f"{opdef.overload.name}: result type {out.dtype.name} can't be cast to the "
+                f"desired output type {self.dtype.name}")
+        if key != DispatchKey.Meta:
+            np.copyto(self._data, out._data, casting="unsafe")
+        self._bump_version()
+        return self
+
+    return kernel
+
+
+# --------------------------------------------------------------------------- declaring
+
+
+def defop(schema: str, category: str, *, kernel=None, meta=None, derivatives=None,
+          decomposition=None, promotion=None, differentiable=True, inplace=False,
+          namespace: str = "aten", notes: str = "") -> OpOverload:
+    """Declare an op; register its kernels; return its ``OpOverload``."""
+    from ..autograd.graph import autograd_kernel
+
+    if category not in CATEGORIES:
+        raise ValueError(f"unknown category {category!r}")
+    op = register_overload(namespace, schema)
+    d = OpDef(op, category, kernel, meta, derivatives, decomposition, promotion,
+              differentiable, notes=notes)
+    op.opdef = d
+    OP_TABLE[d.name] = d
+    if category == COMPOSITE:
+        op.composite = decomposition
+        return op
+    if category == POINTWISE and meta is None:
+        d.meta = pointwise_meta(d)
+    if kernel is not None:
+        k = numpy_kernel(d)
+        op.kernels[DispatchKey.CPU] = k
+        op.kernels[DispatchKey.NPU] = k
+    if d.meta is not None:
+        op.kernels[DispatchKey.Meta] = meta_kernel(d)
+    op.kernels[AUTOGRAD] = autograd_kernel
+    if inplace:
+        _define_inplace(d)
+    return op
+
+
+def _define_inplace(d: OpDef) -> OpOverload:
+    """Derive ``name_`` (``Tensor(a!) self ... -> Tensor(a!)``) from an out-of-place op."""
+    from ..autograd.graph import autograd_kernel
+
+    s = d.overload.schema
+    text = str(s)
+    head, _, rest = text.partition("(")
+    name, _, ov = head.partition(".")
+    args, _, _ret = rest.rpartition(") -> ")
+    args = args.replace("Tensor self", "Tensor(a!) self", 1)
+    op = register_overload(d.overload.namespace,
+                           f"{name}_{'.' + ov if ov else ''}({args}) -> Tensor(a!)")
+    ip = OpDef(op, d.category, None, d.meta, d.derivatives, None, d.promotion,
+               d.differentiable, functional=d.overload)
+    op.opdef = ip
+    d.inplace = op
+    OP_TABLE[ip.name] = ip
+    for key in (DispatchKey.CPU, DispatchKey.NPU, DispatchKey.Meta):
+        op.kernels[key] = inplace_kernel(ip, key)
+    op.kernels[AUTOGRAD] = autograd_kernel
+    return op
