@@ -60,7 +60,8 @@ def _matmul(self, other):
     if a == 1 and b == 1:
         if self.shape[0] != other.shape[0]:
             raise RuntimeError(f"matmul: inconsistent tensor size, expected tensor "
-                               f"[{self.shape[0]}] and src [{other.shape[0]}] to have the same number of elements,"
+                               f"[{self.shape[0]}] and src [{other.shape[0]}] to have the same "
+                               "number of elements,"
                                " but got different")
         if self.dtype is not other.dtype:
             raise RuntimeError(f"matmul: dot : expected both vectors to have same dtype, but "

@@ -1,0 +1,33 @@
+"""Shared test settings.
+
+Hypothesis profiles: ``default`` keeps the suite fast on 2 cores; ``slow`` (set
+``HYPOTHESIS_PROFILE=slow``) runs many more examples for property sweeps.
+"""
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", max_examples=25, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "slow", max_examples=500, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    import minitorch_compile as mtc
+
+    mtc.manual_seed(0)
+    np.random.seed(0)
+    yield
+
+
+def torch_or_skip():
+    """Import torch for an optional comparison test, or skip it."""
+    return pytest.importorskip("torch")
