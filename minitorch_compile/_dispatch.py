@@ -11,7 +11,9 @@ computes the set of keys that apply and runs the kernel of the highest-priority 
     Autograd                    some tensor argument requires grad and grad mode is on:
                                 record a backward node, then redispatch *below* Autograd
     Python                      a TorchDispatchMode is active (make_fx, FakeTensorMode) or a
-                                tensor subclass defines ``__torch_dispatch__``
+                                tensor subclass defines ``__torch_dispatch__``; it receives
+                                ``(func, types, args, kwargs)`` as torch passes them:
+                                keyword-only arguments in ``kwargs``, defaults left out
     NPU | CPU | Meta            the backend, chosen by the tensors' device
 
 A kernel that handles its key and wants the rest of the work done *redispatches* with its own
@@ -123,13 +125,13 @@ def dispatch_below_autograd(op, args: tuple, tensors=None):
             mode = st.modes.pop()  # the mode runs with itself popped, as in torch
             try:
                 types = tuple({type(t) for t in tensors})
-                return mode.__torch_dispatch__(op, types, args, {})
+                return mode.__torch_dispatch__(op, types, *op.split_args(args))
             finally:
                 st.modes.append(mode)
         for t in tensors:
             if t._has_torch_dispatch:
                 types = tuple({type(t) for t in tensors if t._has_torch_dispatch})
-                return type(t).__torch_dispatch__(op, types, args, {})
+                return type(t).__torch_dispatch__(op, types, *op.split_args(args))
     key = backend_key(op, args, tensors)
     kernel = op.kernels.get(key)
     if kernel is None:

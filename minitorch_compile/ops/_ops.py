@@ -29,6 +29,19 @@ class OpOverload:
         self.device_arg_index = next(
             (i for i, a in enumerate(schema.arguments) if a.name == "device"), None)
         self.packet: OpOverloadPacket | None = None
+        self._n_positional = sum(1 for a in schema.arguments if not a.kwarg_only)
+
+    def split_args(self, args: tuple) -> tuple[tuple, dict]:
+        """Positional tuple -> torch's ``(args, kwargs)``: keyword-only arguments go to kwargs,
+        and arguments equal to their default are left out (trailing positional ones too)."""
+        arguments = self.schema.arguments
+        n = self._n_positional
+        while n and _is_default(arguments[n - 1], args[n - 1]):
+            n -= 1
+        kwargs = {a.name: v for a, v in zip(arguments[self._n_positional:],
+                                            args[self._n_positional:])
+                  if not _is_default(a, v)}
+        return tuple(args[:n]), kwargs
 
     def __call__(self, *args, **kwargs):
         return dispatch(self, self._bind(*args, **kwargs))
@@ -51,6 +64,19 @@ class OpOverload:
 
     def __reduce__(self):
         return (_lookup, (self.namespace, self.name, self.overload_name))
+
+
+def _is_default(arg, value) -> bool:
+    if not arg.has_default:
+        return False
+    d = arg.default
+    if value is d:
+        return True
+    if d is None or value is None or hasattr(value, "_data"):
+        return False
+    if isinstance(value, list):
+        value = tuple(value)
+    return type(value) is type(d) and value == d
 
 
 def _accepts(schema: FunctionSchema, bound: tuple) -> bool:

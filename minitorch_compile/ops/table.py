@@ -212,7 +212,8 @@ def numpy_kernel(opdef: OpDef):
             for i in t_idx:
                 v = a[i]
                 if isinstance(v, Tensor):
-                    device = v._device
+                    if device is None or device.type == "cpu":  # 0-dim cpu tensors join others
+                        device = v._device
                     d = v._data
                     a[i] = d if d.dtype == compute.np else d.astype(compute.np)
             try:
@@ -236,7 +237,8 @@ def numpy_kernel(opdef: OpDef):
         for i in t_idx:
             v = a[i]
             if isinstance(v, Tensor):
-                device = v._device
+                if device is None or device.type == "cpu":
+                    device = v._device
                 a[i] = v._data
         for i in l_idx:
             if a[i]:
