@@ -23,7 +23,7 @@ _aten = ops.aten
 _GENERATED_METHODS = """
 neg abs sign exp log sin cos tanh sigmoid relu sqrt rsqrt reciprocal erf clamp clone
 add sub mul div pow maximum minimum eq ne lt le gt ge logical_not logical_and logical_or
-transpose unsqueeze select mm bmm matmul softmax log_softmax sum_to_size detach
+transpose unsqueeze select mm bmm matmul softmax log_softmax detach
 chunk unbind
 """.split()
 _INPLACE = "neg_ abs_ sign_ exp_ log_ sin_ cos_ tanh_ sigmoid_ relu_ sqrt_ rsqrt_ reciprocal_ " \
@@ -98,6 +98,11 @@ def split(self, split_size, dim=0):
 @_method
 def narrow(self, dim, start, length):
     return _aten.slice(self, dim, start, start + length)
+
+
+@_method
+def sum_to_size(self, *size):
+    return _aten.sum_to_size(self, F._sizes(size))
 
 
 @_method

@@ -28,7 +28,7 @@ def _validate(grad, meta):
     """Reduce a gradient to the forward tensor's shape and dtype (``validate_outputs``)."""
     shape, dtype = meta
     if tuple(grad.shape) != tuple(shape):
-        grad = grad.sum_to_size(*shape)
+        grad = grad.sum_to_size(tuple(shape))
     if grad.dtype is not dtype:
         grad = grad.to(dtype)
     return grad
