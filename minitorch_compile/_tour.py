@@ -1,0 +1,395 @@
+"""The guided tour: ``python -m minitorch_compile tour``.
+
+A short, deterministic walk through the eager foundation, one *step* per idea, in the order a
+learner meets them (the longer version is ``docs/eager.md`` and
+``notebooks/00_eager_tour.ipynb``):
+
+1. ``tensors``      tensors over numpy and torch's type promotion (which is not numpy's);
+2. ``op_table``     the row of ``cos`` in the op table: schema, category, kernel, meta rule,
+                    derivative formula;
+3. ``dispatch``     the dispatch keys a call goes through, and a ``TorchDispatchMode`` that logs
+                    every op — including the backward ops the autograd engine runs;
+4. ``functions``    the torch.compile tutorial's ``Cosine`` and ``AOTTransformedTwoCosine``;
+5. ``registration`` the three ways torch_npu plugs kernels and ops in (IMPL, DEF, redirection);
+6. ``training``     a 20-step MLP fit, when ``mtc.nn`` and ``mtc.optim`` exist.
+
+``STEPS`` is the table of steps; later chapters (graph capture, AOT, Inductor) append theirs.
+Everything prints to stdout and is seeded with ``mtc.manual_seed``, so two runs print the same.
+Every registration a step makes is undone before it returns (``Library._destroy``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import types
+from typing import Callable
+
+import numpy as np
+
+import minitorch_compile as mtc
+from minitorch_compile._dispatch import TorchDispatchMode
+from minitorch_compile.library import Library
+from minitorch_compile.ops import OP_TABLE, all_overloads, find_overload
+
+
+def _title(text: str) -> None:
+    print()
+    print(f"== {text} " + "=" * max(0, 72 - len(text)))
+
+
+def _fmt(a) -> str:
+    """A compact argument: ``f32[2, 3]`` for a tensor, ``repr`` otherwise."""
+    if isinstance(a, mtc.Tensor):
+        short = {"float32": "f32", "float64": "f64", "float16": "f16", "int64": "i64",
+                 "int32": "i32", "bool": "b8"}[a.dtype.name]
+        dev = "" if a.device.type == "cpu" else f"@{a.device}"
+        return f"{short}{list(a.shape)}{dev}"
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], mtc.Tensor):
+        return "[" + ", ".join(_fmt(t) for t in a) + "]"
+    return repr(a)
+
+
+# --------------------------------------------------------------------------- 1. tensors
+
+
+def step_tensors() -> None:
+    _title("1. tensors and torch-style type promotion")
+    mtc.manual_seed(0)
+    x = mtc.randn(2, 3)
+    print("x = mtc.randn(2, 3) ->", x.dtype, tuple(x.shape), "backed by", type(x._data).__name__)
+    i = mtc.tensor([1, 2, 3])
+    f64 = mtc.tensor(2.0, dtype=mtc.float64)
+    examples = [
+        ("int64[3] * 2.5", i * 2.5, (np.array([1, 2, 3]) * 2.5).dtype),
+        ("float32[3] + float64[] (0-dim)", mtc.ones(3) + f64,
+         (np.ones(3, np.float32) + np.array(2.0)).dtype),
+        ("int64[3] / 2", i / 2, (np.array([1, 2, 3]) / 2).dtype),
+        ("int64[3] + float16[3]", i + mtc.ones(3, dtype=mtc.float16),
+         (np.array([1, 2, 3]) + np.ones(3, np.float16)).dtype),
+        ("int64[3] > 1", i > 1, (np.array([1, 2, 3]) > 1).dtype),
+    ]
+    print(f"  {'expression':<32}{'mtc (= torch)':<16}numpy")
+    for text, result, np_dtype in examples:
+        print(f"  {text:<32}{result.dtype.name:<16}{np_dtype}")
+    print("  rule: the highest category (bool < int < float) wins; within it, dimensioned "
+          "tensors\n  outrank 0-dim tensors, which outrank Python numbers (minitorch_compile/"
+          "_dtype.py)")
+
+
+# --------------------------------------------------------------------------- 2. op table
+
+
+def step_op_table() -> None:
+    _title("2. one row of the op table: aten::cos")
+    row = OP_TABLE["cos"]
+    op = row.overload
+    print("schema:     ", op.schema)
+    print("category:   ", row.category, f"(promotion {row.promotion})")
+    print("kernel:     ", f"np.{row.kernel.__name__}", "(numpy ufunc, wrapped by "
+          "table.numpy_kernel)")
+    print("meta rule:  ", row.meta.__qualname__, "- from the category: broadcast + promotion")
+    m = mtc.empty(4, 3, device="meta").cos()
+    print("   on meta: ", f"cos(meta f32[4, 3]) -> shape {tuple(m.shape)}, {m.dtype}, no data")
+    formula = row.derivatives["self"]
+    params = formula.__code__.co_varnames[: formula.__code__.co_argcount]
+    print("derivative: ", inspect.getsource(formula).strip())
+    print("   the formula's parameters", params, "say what autograd saves: 'self'")
+    print("kernels:    ", ", ".join(sorted(k.name for k in op.kernels)),
+          "| in-place variant:", row.inplace)
+
+
+# --------------------------------------------------------------------------- 3. dispatch
+
+
+class LoggingMode(TorchDispatchMode):
+    """Log every op that reaches the Python key, then let it continue to the backend."""
+
+    def __init__(self):
+        self.log: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.log.append(f"{func}({', '.join(_fmt(a) for a in args)})")
+        # args arrive bound positionally (kwarg-only ones too), so redispatch the tuple as is
+        return func.redispatch(args)
+
+
+class ShowDispatchKeys(TorchDispatchMode):
+    """Record each kernel a call runs, indented by how deeply it was redispatched.
+
+    While active it wraps the kernel of every key of every aten op (and is itself the Python
+    mode), so the trace shows the real path through ``_dispatch.dispatch``.
+    """
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self._depth = 0
+        self._saved: list = []
+
+    def _logged(self, key_name: str, op, fn: Callable) -> Callable:
+        def kernel(*args):
+            self.lines.append(f"{'  ' * self._depth}{key_name:<26} {op}")
+            self._depth += 1
+            try:
+                return fn(*args)
+            finally:
+                self._depth -= 1
+
+        return kernel
+
+    def __enter__(self):
+        for op in all_overloads("aten"):
+            self._saved.append((op, op.kernels, op.composite))
+            op.kernels = {k: self._logged(k.name, op, fn) for k, fn in op.kernels.items()}
+            if op.composite is not None:
+                op.composite = self._logged("CompositeImplicitAutograd", op, op.composite)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        for op, kernels, composite in self._saved:
+            op.kernels, op.composite = kernels, composite
+        self._saved.clear()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self._logged("Python (this mode)", func, func.redispatch)(args)
+
+
+def step_dispatch() -> None:
+    _title("3. dispatch keys: which kernels a call runs")
+    mtc.manual_seed(0)
+    x, b = mtc.randn(4, 3), mtc.randn(2)
+    w = mtc.randn(2, 3, requires_grad=True)
+    with ShowDispatchKeys() as keys:
+        mtc.ops.aten.linear(x, w, b)
+    print("mtc.ops.aten.linear(x, w, b) with w.requires_grad, under a dispatch mode:")
+    for line in keys.lines:
+        print("  " + line)
+    print("  composite ops decompose first; Autograd records a node and redispatches below "
+          "itself;\n  the Python mode sees only primitive ops; the CPU kernel computes.")
+
+    print("\nLoggingMode around y = cos(cos(x)); y.sum().backward():")
+    x = mtc.randn(3, requires_grad=True)
+    with LoggingMode() as mode:
+        y = x.cos().cos()
+        n_forward = len(mode.log)
+        y.sum().backward()
+    for i, line in enumerate(mode.log):
+        if i == 0:
+            print("  forward:")
+        if i == n_forward:
+            print("  backward (run by the autograd engine, dispatched like any op):")
+        print("    " + line)
+    print("  y.grad_fn =", y.grad_fn, "-> next:", y.grad_fn.next_functions[0][0])
+
+
+# --------------------------------------------------------------------------- 4. Functions
+# The tutorial's code, with ``torch`` replaced by ``mtc``.
+
+
+class Cosine(mtc.autograd.Function):
+    @staticmethod
+    def forward(x0):
+        x1 = mtc.cos(x0)
+        return x1, x0
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x1, x0 = output
+        print(f"saving tensor of size {x0.shape}")
+        ctx.save_for_backward(x0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x0, = ctx.saved_tensors
+        result = (-mtc.sin(x0)) * grad_output
+        return result
+
+
+def cosine(x):
+    # `apply` calls `forward` and `setup_context`
+    y, x = Cosine.apply(x)
+    return y
+
+
+def naive_two_cosine(x0):
+    x1 = cosine(x0)
+    x2 = cosine(x1)
+    return x2
+
+
+class AOTTransformedTwoCosine(mtc.autograd.Function):
+    @staticmethod
+    def forward(x0):
+        x1 = mtc.cos(x0)
+        x2 = mtc.cos(x1)
+        return x2, x0
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x2, x0 = output
+        print(f"saving tensor of size {x0.shape}")
+        ctx.save_for_backward(x0)
+
+    @staticmethod
+    def backward(ctx, grad_x2):
+        x0, = ctx.saved_tensors
+        # recompute x1 in backward instead of saving it
+        x1 = mtc.cos(x0)
+        grad_x1 = (-mtc.sin(x1)) * grad_x2
+        grad_x0 = (-mtc.sin(x0)) * grad_x1
+        return grad_x0
+
+
+def AOT_transformed_two_cosine(x):  # noqa: N802 - the tutorial's name
+    x2, x0 = AOTTransformedTwoCosine.apply(x)
+    return x2
+
+
+def step_functions() -> None:
+    _title("4. custom autograd Functions (the torch.compile tutorial)")
+    mtc.manual_seed(0)
+    input = mtc.randn((5, 5, 5), requires_grad=True)  # noqa: A001 - the tutorial's name
+    grad_output = mtc.randn((5, 5, 5))
+    output1 = mtc.cos(mtc.cos(input))
+    (output1 * grad_output).sum().backward()
+    grad_input1 = input.grad
+    input.grad = None
+    print("naive_two_cosine: two Cosine nodes, each saves its input")
+    output2 = naive_two_cosine(input)
+    (output2 * grad_output).sum().backward()
+    grad_input2 = input.grad
+    input.grad = None
+    print("AOT_transformed_two_cosine: one node, saves x0 only and recomputes cos(x0)")
+    output3 = AOT_transformed_two_cosine(input)
+    (output3 * grad_output).sum().backward()
+    grad_input3 = input.grad
+    input.grad = None
+    print("grad_fn:", output2.grad_fn, "and", output3.grad_fn)
+    print("allclose(output1, output2):", mtc.allclose(output1, output2))
+    print("allclose(output1, output3):", mtc.allclose(output1, output3))
+    print("allclose(grad_input1, grad_input2):", mtc.allclose(grad_input1, grad_input2))
+    print("allclose(grad_input1, grad_input3):", mtc.allclose(grad_input1, grad_input3))
+
+
+# --------------------------------------------------------------------------- 5. registration
+
+
+def _npu_abs(self):
+    """Our "device kernel" for aten::abs on the NPU key (torch_npu's would call CANN)."""
+    print(f"    npu_abs kernel runs on {self.device}")
+    return mtc.tensor(np.abs(self.detach().numpy()), device=self.device)
+
+
+def _fast_gelu_kernel(self):
+    """fast_gelu(x) = x * sigmoid(1.702 x), the formula behind npu_fast_gelu."""
+    a = self.detach().numpy()
+    return mtc.tensor(a / (1 + np.exp(-1.702 * a)), dtype=self.dtype, device=self.device)
+
+
+def _fast_gelu_setup_context(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+
+
+def _fast_gelu_backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    s = (1.702 * x).sigmoid()
+    return grad * (s + 1.702 * x * s * (1 - s))
+
+
+def step_registration() -> None:
+    _title("5. how torch_npu plugs in: three registration paths")
+    x = mtc.tensor([-1.0, 0.5, -2.0])
+    x_npu = x.to("npu")
+
+    print("(1) TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl(\"abs\", ...); }")
+    print("    lib = Library(\"aten\", \"IMPL\"); lib.impl(\"abs\", npu_abs, \"PrivateUse1\")")
+    impl_lib = Library("aten", "IMPL")
+    def_lib = None
+    try:
+        impl_lib.impl("abs", _npu_abs, "PrivateUse1")  # an alias of the NPU key
+        print("  x.abs() on cpu ->", x.abs().tolist(), "(CPU key: the op table's numpy kernel)")
+        y = x_npu.abs()
+        print("  x.to(\"npu\").abs() ->", y.tolist(), "on", y.device)
+
+        print("(2) TORCH_LIBRARY(custom, m) { m.def(\"fast_gelu(Tensor self) -> Tensor\"); }")
+        def_lib = Library("custom", "DEF")
+        def_lib.define("fast_gelu(Tensor self) -> Tensor")
+        def_lib.impl("fast_gelu", _fast_gelu_kernel, "CPU")
+        def_lib.impl("fast_gelu", _fast_gelu_kernel, "NPU")
+        mtc.library.register_autograd("custom::fast_gelu", _fast_gelu_backward,
+                                      setup_context=_fast_gelu_setup_context)
+        op = find_overload("custom::fast_gelu")  # c10's findSchemaOrThrow
+        print("  found", op.qualified_name, "with kernels",
+              ", ".join(sorted(k.name for k in op.kernels)))
+        out = mtc.ops.custom.fast_gelu(x)
+        print("  mtc.ops.custom.fast_gelu(x) ->", [round(v, 4) for v in out.tolist()])
+
+        print("(3) API redirection: torch_npu.npu_fast_gelu = torch.ops.npu.npu_fast_gelu")
+        my_npu = types.ModuleType("my_npu")
+        my_npu.fast_gelu = mtc.ops.custom.fast_gelu
+        xg = x_npu.detach().requires_grad_()
+        out = my_npu.fast_gelu(xg)
+        out.sum().backward()
+        print("  my_npu.fast_gelu(x_npu) ->", [round(v, 4) for v in out.tolist()], "on",
+              out.device, "| grad via register_autograd:",
+              [round(v, 4) for v in xg.grad.tolist()])
+    finally:
+        impl_lib._destroy()
+        if def_lib is not None:
+            def_lib._destroy()
+    print("cleaned up: custom::fast_gelu defined?", hasattr(mtc.ops.custom, "fast_gelu"),
+          "| npu abs back to the numpy kernel:", x_npu.abs().tolist())
+
+
+# --------------------------------------------------------------------------- 6. training
+
+
+def step_training() -> None:
+    _title("6. a tiny MLP, trained eagerly")
+    nn, optim = mtc.nn, mtc.optim
+    if not (hasattr(nn, "Linear") and hasattr(optim, "SGD")):
+        print("skipped: mtc.nn / mtc.optim are not available yet")
+        return
+    mtc.manual_seed(0)
+    x = mtc.randn(64, 8)
+    target = (x @ mtc.randn(8, 3)).argmax(dim=1)  # a learnable 3-class labelling
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 3))
+    loss_fn = nn.CrossEntropyLoss()
+    opt = optim.SGD(model.parameters(), lr=0.5)
+    losses = []
+    for step in range(20):
+        opt.zero_grad()
+        loss = loss_fn(model(x), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        if step % 5 == 0 or step == 19:
+            print(f"  step {step:2d}  loss {losses[-1]:.4f}")
+    trend = "falls" if losses[-1] < losses[0] else "does NOT fall"
+    print(f"loss {trend}: {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
+# --------------------------------------------------------------------------- driver
+
+STEPS: dict[str, Callable[[], None]] = {
+    "tensors": step_tensors,
+    "op_table": step_op_table,
+    "dispatch": step_dispatch,
+    "functions": step_functions,
+    "registration": step_registration,
+    "training": step_training,
+}
+
+
+def run_tour(steps: list[str] | None = None) -> None:
+    """Run the named steps (all by default) in table order."""
+    names = list(STEPS) if not steps else steps
+    unknown = [n for n in names if n not in STEPS]
+    if unknown:
+        raise ValueError(f"unknown tour step(s) {unknown}; steps are {list(STEPS)}")
+    start = time.perf_counter()
+    print("minitorch_compile eager tour — the longer version is docs/eager.md")
+    for name in names:
+        STEPS[name]()
+    print(f"\ntour finished in {time.perf_counter() - start:.2f} s")
