@@ -21,7 +21,6 @@ Every registration a step makes is undone before it returns (``Library._destroy`
 from __future__ import annotations
 
 import inspect
-import time
 import types
 from typing import Callable
 
@@ -388,8 +387,6 @@ def run_tour(steps: list[str] | None = None) -> None:
     unknown = [n for n in names if n not in STEPS]
     if unknown:
         raise ValueError(f"unknown tour step(s) {unknown}; steps are {list(STEPS)}")
-    start = time.perf_counter()
     print("minitorch_compile eager tour — the longer version is docs/eager.md")
     for name in names:
         STEPS[name]()
-    print(f"\ntour finished in {time.perf_counter() - start:.2f} s")
