@@ -53,6 +53,7 @@ def _fmt(a) -> str:
 
 
 def step_tensors() -> None:
+    """Tensors over numpy, and torch's type promotion next to numpy's."""
     _title("1. tensors and torch-style type promotion")
     mtc.manual_seed(0)
     x = mtc.randn(2, 3)
@@ -80,6 +81,7 @@ def step_tensors() -> None:
 
 
 def step_op_table() -> None:
+    """The op-table row of aten::cos: schema, category, kernel, meta, derivative."""
     _title("2. one row of the op table: aten::cos")
     row = OP_TABLE["cos"]
     op = row.overload
@@ -108,9 +110,9 @@ class LoggingMode(TorchDispatchMode):
         self.log: list[str] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.log.append(f"{func}({', '.join(_fmt(a) for a in args)})")
-        # args arrive bound positionally (kwarg-only ones too), so redispatch the tuple as is
-        return func.redispatch(args)
+        shown = [_fmt(a) for a in args] + [f"{k}={_fmt(v)}" for k, v in (kwargs or {}).items()]
+        self.log.append(f"{func}({', '.join(shown)})")
+        return func(*args, **(kwargs or {}))  # the mode is popped: this continues below it
 
 
 class ShowDispatchKeys(TorchDispatchMode):
@@ -126,11 +128,11 @@ class ShowDispatchKeys(TorchDispatchMode):
         self._saved: list = []
 
     def _logged(self, key_name: str, op, fn: Callable) -> Callable:
-        def kernel(*args):
+        def kernel(*args, **kwargs):
             self.lines.append(f"{'  ' * self._depth}{key_name:<26} {op}")
             self._depth += 1
             try:
-                return fn(*args)
+                return fn(*args, **kwargs)
             finally:
                 self._depth -= 1
 
@@ -151,10 +153,11 @@ class ShowDispatchKeys(TorchDispatchMode):
         self._saved.clear()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return self._logged("Python (this mode)", func, func.redispatch)(args)
+        return self._logged("Python (this mode)", func, func)(*args, **(kwargs or {}))
 
 
 def step_dispatch() -> None:
+    """The dispatch keys a call runs through; a logging TorchDispatchMode."""
     _title("3. dispatch keys: which kernels a call runs")
     mtc.manual_seed(0)
     x, b = mtc.randn(4, 3), mtc.randn(2)
@@ -167,12 +170,13 @@ def step_dispatch() -> None:
     print("  composite ops decompose first; Autograd records a node and redispatches below "
           "itself;\n  the Python mode sees only primitive ops; the CPU kernel computes.")
 
-    print("\nLoggingMode around y = cos(cos(x)); y.sum().backward():")
+    print("\nLoggingMode around y = cos(cos(x)); loss = y.sum(); loss.backward():")
     x = mtc.randn(3, requires_grad=True)
     with LoggingMode() as mode:
         y = x.cos().cos()
+        loss = y.sum()
         n_forward = len(mode.log)
-        y.sum().backward()
+        loss.backward()
     for i, line in enumerate(mode.log):
         if i == 0:
             print("  forward:")
@@ -246,6 +250,7 @@ def AOT_transformed_two_cosine(x):  # noqa: N802 - the tutorial's name
 
 
 def step_functions() -> None:
+    """The tutorial's Cosine and AOTTransformedTwoCosine custom Functions."""
     _title("4. custom autograd Functions (the torch.compile tutorial)")
     mtc.manual_seed(0)
     input = mtc.randn((5, 5, 5), requires_grad=True)  # noqa: A001 - the tutorial's name
@@ -297,6 +302,7 @@ def _fast_gelu_backward(ctx, grad):
 
 
 def step_registration() -> None:
+    """torch_npu's three registration paths: IMPL, DEF, API redirection."""
     _title("5. how torch_npu plugs in: three registration paths")
     x = mtc.tensor([-1.0, 0.5, -2.0])
     x_npu = x.to("npu")
@@ -331,8 +337,8 @@ def step_registration() -> None:
         out = my_npu.fast_gelu(xg)
         out.sum().backward()
         print("  my_npu.fast_gelu(x_npu) ->", [round(v, 4) for v in out.tolist()], "on",
-              out.device, "| grad via register_autograd:",
-              [round(v, 4) for v in xg.grad.tolist()])
+              out.device)
+        print("  its grad, from register_autograd:", [round(v, 4) for v in xg.grad.tolist()])
     finally:
         impl_lib._destroy()
         if def_lib is not None:
@@ -345,6 +351,7 @@ def step_registration() -> None:
 
 
 def step_training() -> None:
+    """A 20-step MLP training run (skipped until mtc.nn / mtc.optim exist)."""
     _title("6. a tiny MLP, trained eagerly")
     nn, optim = mtc.nn, mtc.optim
     if not (hasattr(nn, "Linear") and hasattr(optim, "SGD")):

@@ -1,0 +1,103 @@
+"""The guided tour (``python -m minitorch_compile tour``) runs, says what it should, and leaves
+no registration behind."""
+
+import pytest
+
+import minitorch_compile as mtc
+from minitorch_compile import _tour
+from minitorch_compile.__main__ import main
+from minitorch_compile.ops import all_overloads
+
+
+def _run(capsys, steps=None) -> str:
+    _tour.run_tour(steps)
+    return capsys.readouterr().out
+
+
+def test_tour_prints_every_step(capsys):
+    out = _run(capsys)
+    for title in ("1. tensors", "2. one row of the op table", "3. dispatch keys",
+                  "4. custom autograd Functions", "5. how torch_npu plugs in", "6. a tiny MLP"):
+        assert title in out
+
+
+def test_tour_promotion_table(capsys):
+    out = _run(capsys, ["tensors"])
+    line = next(ln for ln in out.splitlines() if "int64[3] * 2.5" in ln)
+    assert line.split()[-2:] == ["float32", "float64"]  # torch's rule vs numpy's
+    line = next(ln for ln in out.splitlines() if "(0-dim)" in ln)
+    assert line.split()[-2:] == ["float32", "float64"]
+
+
+def test_tour_op_table_row(capsys):
+    out = _run(capsys, ["op_table"])
+    assert "cos(Tensor self) -> Tensor" in out
+    assert "pointwise" in out and "np.cos" in out
+    assert "lambda grad, self: grad * -self.sin()" in out
+    assert "Autograd, CPU, Meta, NPU" in out
+
+
+def test_tour_dispatch_keys(capsys):
+    out = _run(capsys, ["dispatch"])
+    lines = [ln.strip() for ln in out.splitlines()]
+    assert "CompositeImplicitAutograd  aten.linear.default" in lines
+    assert "Autograd                   aten.mm.default" in lines
+    assert "CPU                        aten.mm.default" in lines
+    backward = out.split("backward (run by the autograd engine")[1]
+    assert backward.count("aten.sin.default") == 2  # cos' formula, once per cos
+    assert "aten.mul.default" in backward
+
+
+def test_dispatch_tracer_restores_kernels():
+    before = {op: (op.kernels, op.composite) for op in all_overloads("aten")}
+    x = mtc.randn(2, 2, requires_grad=True)
+    with _tour.ShowDispatchKeys() as keys:
+        (x @ x).sum()
+    assert keys.lines
+    after = {op: (op.kernels, op.composite) for op in all_overloads("aten")}
+    assert all(after[op][0] is k and after[op][1] is c for op, (k, c) in before.items())
+
+
+def test_tour_custom_functions(capsys):
+    out = _run(capsys, ["functions"])
+    assert out.count("saving tensor of size mtc.Size([5, 5, 5])") == 3
+    for pair in ("output1, output2", "output1, output3", "grad_input1, grad_input2",
+                 "grad_input1, grad_input3"):
+        assert f"allclose({pair}): True" in out
+
+
+def test_tour_registration_paths_and_cleanup(capsys):
+    out = _run(capsys, ["registration"])
+    assert "npu_abs kernel runs on npu:0" in out
+    assert "mtc.ops.custom.fast_gelu(x) -> [-0.1542, 0.3504, -0.0643]" in out
+    assert "on npu:0" in out
+    assert "its grad, from register_autograd: [-0.0678, 0.8792, -0.0738]" in out
+    assert "custom::fast_gelu defined? False" in out
+    # nothing left behind: the npu abs is the op table's kernel again, custom is free to define
+    assert not hasattr(mtc.ops.custom, "fast_gelu")
+    assert mtc.tensor([-1.0]).to("npu").abs().tolist() == [1.0]
+    assert "npu_abs" not in capsys.readouterr().out
+    lib = mtc.library.Library("custom", "DEF")
+    lib._destroy()
+
+
+def test_tour_training_or_skip(capsys):
+    out = _run(capsys, ["training"])
+    if hasattr(mtc.nn, "Linear") and hasattr(mtc.optim, "SGD"):
+        assert "step 19" in out and "loss falls" in out
+    else:
+        assert "skipped: mtc.nn / mtc.optim are not available yet" in out
+
+
+def test_tour_is_deterministic(capsys):
+    assert _run(capsys) == _run(capsys)
+
+
+def test_cli(capsys):
+    assert main(["tour", "--step", "tensors", "--step", "op_table"]) == 0
+    out = capsys.readouterr().out
+    assert "1. tensors" in out and "2. one row" in out and "3. dispatch" not in out
+    assert main(["tour", "--list"]) == 0
+    assert "registration" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["tour", "--step", "nope"])
