@@ -2,8 +2,8 @@
 
 A tensor holds
 
-* ``_data``   — a numpy array (for ``meta`` tensors, a zero-stride array that carries only the
-  shape and dtype: ``np.broadcast_to(np.empty((), dtype), shape)``);
+* ``_data``   — a numpy array (for ``meta`` and fake tensors, ``meta_storage``: an array view
+  with the right shape, dtype and strides over a single element, never read);
 * ``_device`` — where it "lives" (selects the backend dispatch key);
 * autograd state — ``requires_grad``, ``grad``, ``grad_fn`` (the node that made it),
   ``_output_nr`` (which output of that node), a version counter shared with its views.
@@ -65,7 +65,7 @@ class Tensor:
 
     @classmethod
     def _make_meta(cls, shape, dtype) -> Tensor:
-        return cls._make(np.broadcast_to(np.empty((), dtype=dtype.np), tuple(shape)), META)
+        return cls._make(meta_storage(shape, dtype), META)
 
     def _alias(self) -> Tensor:
         """A new tensor object viewing the same data and version counter (no history)."""
@@ -186,9 +186,9 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """Same data, no history (a view: writes are shared, as in torch)."""
-        t = type(self)._make(self._data, self._device)
-        t._vc = self._get_vc()
-        return t
+        from .ops._ops import ops
+
+        return ops.aten.detach.default(self)
 
     def detach_(self) -> Tensor:
         self.grad_fn = None
@@ -317,6 +317,26 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         self._data = value._data
         self._device = value._device
+
+
+def meta_storage(shape, dtype, strides=None) -> np.ndarray:
+    """Storage for a tensor without data (meta and fake tensors).
+
+    A read-only array with the requested shape, dtype and strides (in elements; contiguous by
+    default) laid over a single real element: metadata and *view* kernels work on it, and it
+    costs one element of memory.  Its values must never be read (the Meta key guarantees that
+    only view kernels ever see it).
+    """
+    shape = tuple(int(s) for s in shape)
+    if strides is None:
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.append(acc)
+            acc *= max(s, 1)
+        strides = tuple(reversed(strides))
+    base = np.zeros(1, dtype=dtype.np)
+    return np.lib.stride_tricks.as_strided(
+        base, shape, tuple(s * dtype.itemsize for s in strides), writeable=False)
 
 
 def _rebuild(data, device, requires_grad):

@@ -36,7 +36,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import _dtype
-from .._device import as_device
+from .._device import META, as_device
 from .._dispatch import AUTOGRAD, DispatchKey
 from .._tensor import Tensor
 from ._ops import OpOverload, register_overload
@@ -274,15 +274,27 @@ def _wrap(out, meta: TensorMeta, device, op) -> Tensor:
 
 
 def meta_kernel(opdef: OpDef):
-    """The Meta-key kernel: run the meta rule, return data-less tensors."""
+    """The Meta-key kernel: run the meta rule, return data-less tensors.
+
+    View ops also run their numpy kernel on the data-less storage: a view never reads memory,
+    and that gives the output the exact strides a real run would have.
+    """
+    view_kernel = opdef.kernel if opdef.category == VIEW else None
+    t_idx = opdef.overload.schema.tensor_arg_indices
 
     def kernel(*args):
         m = run_meta(opdef, args)
         if isinstance(m, TensorMeta):
-            out = Tensor._make_meta(m.shape, m.dtype)
-            if opdef.category == VIEW:
-                out._base = args[0]
-            return out
+            if view_kernel is not None:
+                a = list(args)
+                for i in t_idx:
+                    if isinstance(a[i], Tensor):
+                        a[i] = a[i]._data
+                out = Tensor._make(np.asarray(view_kernel(*a)), META)
+                base = args[0]
+                out._base = base._base if base._base is not None else base
+                return out
+            return Tensor._make_meta(m.shape, m.dtype)
         return tuple(Tensor._make_meta(x.shape, x.dtype) for x in m)
 
     return kernel
