@@ -23,5 +23,6 @@ from .ops import ops
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import library, nn, optim
+from . import fx, viz
 
 __version__ = "0.1.0"

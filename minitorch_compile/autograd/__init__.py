@@ -53,7 +53,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         res = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs)
         for t, g in zip(inputs, res):
             if g is not None:
-                g = g if create_graph else g.detach()
+                g = g.detach() if not create_graph and g.requires_grad else g
                 t.grad = g if t.grad is None else t.grad + g
         return
     run_backward(tensors, grads, retain_graph, create_graph)
@@ -82,7 +82,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior.")
-        elif not create_graph:
+        elif not create_graph and g.requires_grad:  # e.g. a grad_output passed straight through
             g = g.detach()
         out.append(g)
     return tuple(out)

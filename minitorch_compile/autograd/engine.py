@@ -122,7 +122,9 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
                         grads[nr] = new
             for nr, t in node.retained.items():
                 if grads[nr] is not None:
-                    g = grads[nr] if create_graph else grads[nr].detach()
+                    g = grads[nr]
+                    if not create_graph and g.requires_grad:
+                        g = g.detach()
                     t.grad = g if t.grad is None else t.grad + g
             for nr in range(len(grads)):
                 for i in capture.get((nid, nr), ()):

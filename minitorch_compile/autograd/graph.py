@@ -101,7 +101,7 @@ class AccumulateGrad(Node):
         v = self.variable
         if g is None:
             return []
-        if not state.grad_enabled:
+        if not state.grad_enabled and g.requires_grad:
             g = g.detach()
         v.grad = g if v.grad is None else v.grad + g
         return []

@@ -1,0 +1,150 @@
+"""``make_fx``: trace a function into a graph of aten ops (``torch/fx/experimental/proxy_tensor.py``).
+
+``make_fx(fn, tracing_mode="fake")(*args)`` runs ``fn`` once with a ``TorchDispatchMode`` (the
+*proxy mode*) on the dispatcher's Python key.  Every op that reaches that key becomes a
+``call_function`` node whose arguments are the nodes of the tensors it was given:
+
+* the Python key sits *below* Autograd, so composite ops arrive already decomposed and — when
+  ``fn`` calls ``mtc.autograd.grad`` — the backward formulas the engine runs are recorded too:
+  tracing ``forward + grad`` yields the **joint graph** AOTAutograd partitions;
+* with ``tracing_mode="fake"`` the inputs are swapped for fake tensors first (a
+  ``FakeTensorMode`` sits under the proxy mode), so nothing is computed; with ``"real"`` the
+  real kernels run and ``node.meta["val"]`` holds real values;
+* a tensor the trace did not produce (``mtc.tensor([...])`` inside ``fn``) becomes a constant
+  read with ``get_attr`` (``_tensor_constant0``).
+
+The graph's placeholders are named after ``fn``'s parameters (``x_1``, ``inputs_1``); its code
+accepts the same nested arguments as ``fn`` and returns the same structure (pytree specs).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from .._dispatch import TorchDispatchMode
+from .._tensor import Tensor
+from . import _pytree
+from .fake_tensor import FakeTensorMode
+from .graph import Graph
+from .graph_module import GraphModule
+from .node import map_aggregate
+
+
+class _Tracer:
+    """Maps traced tensors to the graph nodes that produced them."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self.tensor_nodes: dict[int, tuple[Tensor, object]] = {}
+        self.constants: dict[str, Tensor] = {}
+
+    def track(self, value, node) -> None:
+        if isinstance(value, Tensor):
+            self.tensor_nodes[id(value)] = (value, node)
+        elif isinstance(value, (tuple, list)):
+            for i, v in enumerate(value):
+                if isinstance(v, Tensor):
+                    self.tensor_nodes[id(v)] = (v, (node, i))
+
+    def node_of(self, t: Tensor):
+        hit = self.tensor_nodes.get(id(t))
+        if hit is None or hit[0] is not t:
+            name = f"_tensor_constant{len(self.constants)}"
+            self.constants[name] = t
+            node = self.graph.get_attr(name)
+            node.meta["val"] = t
+            self.track(t, node)
+            return node
+        node = hit[1]
+        if isinstance(node, tuple):  # the i-th output of a multi-output op: getitem on demand
+            import operator
+
+            parent, i = node
+            node = self.graph.call_function(operator.getitem, (parent, i))
+            node.meta["val"] = t
+            self.tensor_nodes[id(t)] = (t, node)
+        return node
+
+    def to_arg(self, a):
+        return map_aggregate(a, lambda x: self.node_of(x) if isinstance(x, Tensor) else x)
+
+
+class ProxyTorchDispatchMode(TorchDispatchMode):
+    def __init__(self, tracer: _Tracer, decomposition_table: dict | None = None):
+        self.tracer = tracer
+        self.decomposition_table = decomposition_table or {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        decomposition = self.decomposition_table.get(func) or \
+            self.decomposition_table.get(func.packet)
+        if decomposition is not None:
+            with self:  # record the ops the decomposition calls
+                return decomposition(*args, **kwargs)
+        out = func(*args, **kwargs)
+        node = self.tracer.graph.call_function(func, self.tracer.to_arg(args),
+                                               self.tracer.to_arg(kwargs))
+        node.meta["val"] = out
+        self.tracer.track(out, node)
+        return out
+
+
+def _arg_names(fn, n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(n):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                  params[i].POSITIONAL_OR_KEYWORD):
+            names.append(params[i].name)
+        else:
+            names.append(f"arg{i}")
+    return names
+
+
+def make_fx(fn, decomposition_table: dict | None = None, tracing_mode: str = "real",
+            *, pre_dispatch: bool = False):
+    """Return a function that traces ``fn`` on given arguments into a ``GraphModule``."""
+    if tracing_mode not in ("real", "fake"):
+        raise NotImplementedError(
+            f"tracing_mode={tracing_mode!r}: only 'real' and 'fake' are supported "
+            "(symbolic shapes arrive with dynamic-shape support)")
+
+    def wrapped(*args):
+        tracer = _Tracer()
+        graph = tracer.graph
+        fake_mode = FakeTensorMode() if tracing_mode == "fake" else None
+        names = _arg_names(fn, len(args))
+        traced_args = []
+        for name, a in zip(names, args):
+            leaves, spec = _pytree.tree_flatten(a)
+            new_leaves = []
+            for k, leaf in enumerate(leaves, 1):
+                ph = graph.placeholder(f"{name}_{k}")
+                if isinstance(leaf, Tensor):
+                    leaf = fake_mode.from_tensor(leaf) if fake_mode else leaf
+                    tracer.track(leaf, ph)
+                ph.meta["val"] = leaf
+                new_leaves.append(leaf)
+            traced_args.append(_pytree.tree_unflatten(new_leaves, spec))
+        proxy_mode = ProxyTorchDispatchMode(tracer, decomposition_table)
+        if fake_mode is not None:
+            with fake_mode, proxy_mode:
+                out = fn(*traced_args)
+        else:
+            with proxy_mode:
+                out = fn(*traced_args)
+        flat_out, out_spec = _pytree.tree_flatten(out)
+        graph.output([tracer.node_of(o) if isinstance(o, Tensor) else o for o in flat_out])
+        _, in_spec = _pytree.tree_flatten(list(args))
+        graph._pytree_info = (names, in_spec, out_spec)
+        name = getattr(fn, "__name__", "fn")
+        gm = GraphModule(dict(tracer.constants), graph, class_name=name)
+        object.__setattr__(gm, "_in_spec", in_spec)
+        object.__setattr__(gm, "_out_spec", out_spec)
+        gm.recompile()
+        return gm
+
+    return wrapped

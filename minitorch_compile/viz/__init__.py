@@ -1,0 +1,10 @@
+"""``mtc.viz``: pictures of what the compiler made (depyf / tlparse / ``FxGraphDrawer`` in torch).
+
+``draw(graph_or_module)`` returns a ``graphviz.Digraph`` that shows as SVG in Jupyter.  Where
+graphviz's ``dot`` program is missing it degrades to the DOT source with a one-line hint —
+never an exception.
+"""
+
+from .graph_drawer import Picture, draw, dot_available
+
+__all__ = ["draw", "Picture", "dot_available"]
