@@ -395,3 +395,11 @@ set_default_dtype = _dtype.set_default_dtype
 promote_types = _dtype.promote_types
 result_type = _dtype.result_type
 
+
+_HELPERS = {"generate_function", "dispatch", "as_device", "builtins_bool", "annotations",
+            "return_types", "max_result", "min_result", "ops", "Tensor"}
+__all__ = sorted(
+    name for name, value in globals().items()
+    if not name.startswith("_") and name not in _HELPERS
+    and (callable(value) or isinstance(value, _dtype.dtype))
+    and not isinstance(value, type(_builtins)))
