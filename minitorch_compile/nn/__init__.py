@@ -1,1 +1,43 @@
-"""nn placeholder"""
+"""``mtc.nn``: modules, parameters, functional layers and initialisers (``torch/nn``).
+
+The pieces, in the order a learner meets them:
+
+* ``Parameter`` (``parameter.py``) — a tensor that a module recognises as learnable;
+* ``Module`` (``modules/module.py``) — the tree of parameters, buffers and submodules, with
+  ``parameters()``, ``state_dict()``, ``train()``/``eval()`` and ``__call__`` → ``forward``;
+* ``functional`` — the stateless layer functions, each a thin adapter over an op-table op;
+* ``init`` — in-place initialisers (``kaiming_uniform_``, ``xavier_normal_``, ...);
+* the layers (``modules/``): ``Linear``, activations, containers, ``LayerNorm``, ``Dropout``,
+  ``Embedding`` and the losses.
+
+``mtc.nn.Linear``, ``mtc.nn.functional.relu`` and friends have torch's names and signatures.
+"""
+
+from . import functional, init
+from .modules import (
+    GELU,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LayerNorm,
+    Linear,
+    LogSoftmax,
+    Module,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    NLLLoss,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from .parameter import Parameter
+
+__all__ = ["Parameter", "Module", "functional", "init", "Linear", "Identity", "ReLU", "GELU",
+           "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Sequential", "ModuleList",
+           "ModuleDict", "LayerNorm", "Dropout", "Embedding", "MSELoss", "NLLLoss",
+           "CrossEntropyLoss"]
