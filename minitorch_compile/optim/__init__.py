@@ -1,1 +1,11 @@
-"""optim placeholder"""
+"""``mtc.optim``: optimizers that update parameters in place from their ``.grad`` (``torch/optim``).
+
+``Optimizer`` (``optimizer.py``) holds parameter groups, per-parameter state and checkpoints;
+``SGD`` and ``Adam`` each write torch's exact update rule as one readable per-tensor loop.
+"""
+
+from .adam import Adam
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam"]
