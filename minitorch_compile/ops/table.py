@@ -122,14 +122,17 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 
 def reduction_dims(dim, ndim: int) -> tuple:
-    """``dim=None``/``[]`` means all dims; ints are wrapped; duplicates are an error."""
+    """``dim=None``/``[]`` means all dims; ints are wrapped; duplicates are an error.
+
+    A 0-dim tensor accepts ``dim=0``/``-1`` (as torch does) but has no axis to reduce: ``()``.
+    """
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = tuple(wrap_dim(d, ndim) for d in dims)
     if len(set(out)) != len(out):
         raise MetaError(f"dim {out} appears multiple times in the list of dims")
-    return out
+    return out if ndim else ()
 
 
 def reduced_shape(shape, dims, keepdim: bool) -> tuple:

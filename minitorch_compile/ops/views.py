@@ -165,7 +165,8 @@ def _squeeze_dims(shape, dim) -> tuple:
     if dim is None:
         return tuple(i for i, s in enumerate(shape) if s == 1)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return tuple(d for d in (wrap_dim(d, len(shape)) for d in dims) if shape[d] == 1)
+    dims = tuple(wrap_dim(d, len(shape)) for d in dims)  # a 0-dim tensor accepts dim 0 / -1
+    return tuple(d for d in dims if shape and shape[d] == 1)
 
 
 def _squeeze_meta(self, dim=None):
