@@ -250,7 +250,7 @@ def _slice_meta(self, dim=0, start=None, end=None, step=1):
 
 
 def _slice_kernel(a, dim=0, start=None, end=None, step=1):
-    return a[(slice(None),) * dim + (slice(start, end, step),)]
+    return a[(slice(None),) * wrap_dim(dim, a.ndim) + (slice(start, end, step),)]
 
 
 defop(
