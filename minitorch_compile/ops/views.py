@@ -273,7 +273,8 @@ def _select_meta(self, dim, index):
 
 select = defop(
     "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", VIEW,
-    kernel=lambda a, dim, index: a[(slice(None),) * (dim % a.ndim) + (index,)],
+    # the trailing ``...`` keeps a 0-dim result a numpy *view* (``a[i]`` of a 1-D array copies)
+    kernel=lambda a, dim, index: a[(slice(None),) * (dim % a.ndim) + (index, ...)],
     meta=_select_meta,
     derivatives={"self": lambda grad, self_sizes, dim, index:
                  F.ops.aten.select_backward(grad, self_sizes, dim, index)})
