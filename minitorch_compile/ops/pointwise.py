@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import _api as F
-from .table import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NO_PROMOTION, POINTWISE, defop
+from .table import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NO_PROMOTION, POINTWISE, MetaError, defop
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -136,12 +136,14 @@ mul = defop("mul(Tensor self, Tensor other) -> Tensor", POINTWISE, kernel=np.mul
 def _div_kernel(a, b, rounding_mode=None):
     if rounding_mode is None:
         return np.true_divide(a, b)
-    if rounding_mode == "floor":
-        return np.floor_divide(a, b) if np.asarray(a).dtype.kind in "iub" else np.floor(a / b)
-    if rounding_mode == "trunc":
-        return np.trunc(np.true_divide(a, b))
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                     f"found '{rounding_mode}'")
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
+    if np.result_type(a, b).kind in "iub" and np.any(np.asarray(b) == 0):
+        raise MetaError("ZeroDivisionError")  # torch's message for integer division by zero
+    if rounding_mode == "floor":  # Python's floor division: 1.0 // 0.1 == 9.0, not floor(10.0)
+        return np.floor_divide(a, b)
+    return np.trunc(np.true_divide(a, b))
 
 
 def _div_other(grad, self, other, rounding_mode):
@@ -150,13 +152,16 @@ def _div_other(grad, self, other, rounding_mode):
     return -grad * self / (other * other)
 
 
+def _div_promotion(self, other, rounding_mode=None):
+    """True division makes integers float; a rounding division keeps them integers."""
+    return INT_TO_FLOAT if rounding_mode is None else DEFAULT
+
+
 div = defop("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", POINTWISE,
-            kernel=_div_kernel, promotion=INT_TO_FLOAT, inplace=True,
+            kernel=_div_kernel, promotion=_div_promotion, inplace=True,
             derivatives={"self": lambda grad, other, rounding_mode:
                          grad / other if rounding_mode is None else F.zeros_like(grad),
-                         "other": _div_other},
-            notes="integer division with rounding_mode keeps torch's INT_TO_FLOAT only for the "
-                  "true-division form; with rounding_mode integers stay integers")
+                         "other": _div_other})
 
 
 def _pow_self(grad, self, exponent):

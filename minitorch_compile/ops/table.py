@@ -56,6 +56,8 @@ DEFAULT = "default"  # promote inputs, compute and return in that dtype
 INT_TO_FLOAT = "int_to_float"  # integer/bool inputs compute in the default float dtype
 ALWAYS_BOOL = "always_bool"  # compute in the promoted dtype, return bool
 NO_PROMOTION = "no_promotion"  # result dtype = self's dtype
+# ``promotion`` may also be a function of the call's arguments returning one of these kinds, for
+# ops whose kind depends on a flag (``div``: INT_TO_FLOAT, but DEFAULT with a rounding_mode).
 
 
 class TensorMeta(NamedTuple):
@@ -73,7 +75,7 @@ class OpDef:
     meta: Callable | None = None
     derivatives: dict | None = None
     decomposition: Callable | None = None
-    promotion: str | None = None
+    promotion: str | Callable | None = None
     differentiable: bool = True
     functional: OpOverload | None = None  # for in-place variants: the out-of-place op
     inplace: OpOverload | None = None  # for out-of-place ops: the in-place variant
@@ -141,6 +143,11 @@ def reduced_shape(shape, dims, keepdim: bool) -> tuple:
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
+def promotion_kind(promotion, args: tuple) -> str:
+    """The promotion kind of one call (``promotion`` is a kind, or a function of the args)."""
+    return promotion(*args) if callable(promotion) else promotion
+
+
 def elementwise_dtypes(promotion: str, *operands) -> tuple[_dtype.dtype, _dtype.dtype]:
     """(compute dtype, result dtype) of a pointwise op, as torch's ``elementwise_dtypes``."""
     if promotion == NO_PROMOTION:
@@ -165,7 +172,7 @@ def pointwise_meta(opdef: OpDef):
     def meta(*args):
         operands = [args[i] for i in idx]
         shapes = [tuple(a.shape) for a in operands if isinstance(a, Tensor)]
-        _, result = elementwise_dtypes(promotion, *operands)
+        _, result = elementwise_dtypes(promotion_kind(promotion, args), *operands)
         return TensorMeta(broadcast_shapes(*shapes), result)
 
     return meta
@@ -209,7 +216,8 @@ def numpy_kernel(opdef: OpDef):
         promotion = opdef.promotion
 
         def pointwise_kernel(*args):
-            compute, result = elementwise_dtypes(promotion, *[args[i] for i in t_idx])
+            compute, result = elementwise_dtypes(promotion_kind(promotion, args),
+                                                 *[args[i] for i in t_idx])
             a = list(args)
             device = None
             for i in t_idx:
@@ -222,7 +230,7 @@ def numpy_kernel(opdef: OpDef):
             try:
                 with np.errstate(all="ignore"):
                     out = kernel(*a)
-            except ValueError as e:
+            except (ValueError, MetaError) as e:  # a kernel's own check, or numpy's
                 run_meta(opdef, args)  # raises torch's broadcasting error
                 raise _prefix_error(op, e) from None
             if type(out) is not np.ndarray:
