@@ -98,9 +98,27 @@ def _clamp_backward(grad, self, min, max):  # noqa: A002
     return F.where(keep, grad, 0)
 
 
-clamp = defop("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", POINTWISE,
+def _clamp_backward_min(grad, self, min, max):  # noqa: A002
+    """The gradient goes to ``min`` where it was picked (torch: ``clamp_backward_min_max``)."""
+    picked = self < min
+    if max is not None:
+        picked = picked * (min < max)
+    return F.where(picked, grad, 0)
+
+
+def _clamp_backward_max(grad, self, min, max):  # noqa: A002
+    picked = self > max
+    if min is not None:
+        picked = F.logical_or(picked, max < min)
+    return F.where(picked, grad, 0)
+
+
+# torch's ``clamp.Tensor``: bounds may be tensors or numbers, and take part in type promotion
+# (``int_tensor.clamp(min=0.5)`` is float32), so they are Tensor-typed operands here.
+clamp = defop("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", POINTWISE,
               kernel=_clamp_kernel, promotion=DEFAULT, inplace=True,
-              derivatives={"self": _clamp_backward})
+              derivatives={"self": _clamp_backward, "min": _clamp_backward_min,
+                           "max": _clamp_backward_max})
 
 clone = defop("clone(Tensor self, *, str? memory_format=None) -> Tensor", POINTWISE,
               kernel=lambda a, memory_format=None: np.array(a, order="C", copy=True),
