@@ -39,7 +39,8 @@ def _unary(name, kernel, derivative, promotion=INT_TO_FLOAT, inplace=True, **kw)
 
 neg = _unary("neg", np.negative, lambda grad: -grad, promotion=DEFAULT)
 _unary("abs", np.abs, lambda grad, self: grad * self.sign(), promotion=DEFAULT)
-sign = _unary("sign", np.sign, lambda grad: F.zeros_like(grad), promotion=DEFAULT)
+sign = _unary("sign", lambda a: a.copy() if a.dtype == np.bool_ else np.sign(a),  # no bool sign
+              lambda grad: F.zeros_like(grad), promotion=DEFAULT)
 exp = _unary("exp", np.exp, lambda grad, result: grad * result)
 log = _unary("log", np.log, lambda grad, self: grad / self)
 sin = _unary("sin", np.sin, lambda grad, self: grad * self.cos())
