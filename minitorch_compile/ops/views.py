@@ -371,9 +371,13 @@ for _key in ("CPU", "NPU", "Meta"):
 
 
 def _cat_meta(tensors, dim=0):
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
     if not tensors:
         raise MetaError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise MetaError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dtype = _dtype.result_type(*tensors)  # legacy empty 1-D tensors still take part
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
     ref = tensors[0]
     d = wrap_dim(dim, ref.ndim)
     total = 0
@@ -389,7 +393,7 @@ def _cat_meta(tensors, dim=0):
         total += t.shape[d]
     shape = list(ref.shape)
     shape[d] = total
-    return TensorMeta(tuple(shape), _dtype.result_type(*tensors))
+    return TensorMeta(tuple(shape), dtype)
 
 
 def _cat_kernel(arrays, dim=0):
