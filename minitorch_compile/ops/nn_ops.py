@@ -101,7 +101,7 @@ def _class_one_hot(target, num_classes, class_dim, ndim):
     """Boolean one-hot of integer ``target`` along ``class_dim`` (a broadcast compare)."""
     shape = [1] * ndim
     shape[class_dim] = num_classes
-    return target.unsqueeze(class_dim) == F.arange(num_classes).view(shape)
+    return target.unsqueeze(class_dim) == F.arange(num_classes, device=target.device).view(shape)
 
 
 def _nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):  # noqa: A002

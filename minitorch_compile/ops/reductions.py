@@ -146,7 +146,7 @@ def _select_backward_by_index(grad, self_sizes, dim, keepdim, indices):
     d = wrap_dim(dim, len(self_sizes))
     shape = [1] * len(self_sizes)
     shape[d] = self_sizes[d]
-    positions = F.arange(self_sizes[d]).view(shape)
+    positions = F.arange(self_sizes[d], device=grad.device).view(shape)
     hit = positions == _restore(indices, (d,), keepdim)
     return F.where(hit, _restore(grad, (d,), keepdim), 0)
 

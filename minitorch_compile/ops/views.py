@@ -407,7 +407,7 @@ def _cat_backward(grad, tensors_sizes, dim):
     out, offset = [], 0
     for s in tensors_sizes:
         if len(s) == 1 and s[0] == 0 and len(nonempty[0]) != 1:
-            out.append(F.zeros(s, dtype=grad.dtype))
+            out.append(F.zeros(s, dtype=grad.dtype, device=grad.device))
             continue
         out.append(F.ops.aten.slice(grad, d, offset, offset + s[d]))
         offset += s[d]
