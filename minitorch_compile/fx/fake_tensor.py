@@ -31,7 +31,7 @@ class FakeTensor(Tensor):
     _source = "an input"
 
     @classmethod
-    def _from_storage(cls, data: np.ndarray, device, mode, source: str) -> FakeTensor:
+    def _from_storage(cls, data, device, mode, source: str) -> FakeTensor:
         t = cls._make(data, device)
         t.fake_mode = mode
         t._source = source

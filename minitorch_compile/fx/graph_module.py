@@ -59,7 +59,7 @@ class GraphModule(Module):
 
     def __init__(self, root, graph: Graph, class_name: str = "GraphModule"):
         super().__init__()
-        self.__class__.__name__ = class_name
+        self.__class__.__name__ = self.__class__.__qualname__ = class_name
         if isinstance(root, Module):
             if hasattr(root, "training"):
                 self.training = root.training

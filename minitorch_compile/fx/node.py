@@ -155,7 +155,8 @@ class Node:
 
     # ------------------------------------------------------------ properties
     def is_impure(self) -> bool:
-        """Nodes dead-code elimination must keep: inputs, outputs, mutations, modules."""
+        """Nodes dead-code elimination must keep: inputs, outputs, mutations, random ops,
+        modules."""
         if self.op in ("placeholder", "output", "call_module"):
             return True
         if self.op == "call_function":
@@ -164,6 +165,9 @@ class Node:
                 return True
             if getattr(self.target, "_mtc_side_effect", False):
                 return True
+            opdef = getattr(self.target, "opdef", None)
+            if opdef is not None and opdef.category == "random":
+                return True  # dropping a sample would shift every later random number
         return self.op == "call_method" and str(self.target).endswith("_") and \
             not str(self.target).endswith("__")
 

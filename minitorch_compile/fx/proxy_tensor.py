@@ -1,4 +1,5 @@
-"""``make_fx``: trace a function into a graph of aten ops (``torch/fx/experimental/proxy_tensor.py``).
+"""``make_fx``: trace a function into a graph of aten ops
+(``torch/fx/experimental/proxy_tensor.py``).
 
 ``make_fx(fn, tracing_mode="fake")(*args)`` runs ``fn`` once with a ``TorchDispatchMode`` (the
 *proxy mode*) on the dispatcher's Python key.  Every op that reaches that key becomes a
@@ -24,7 +25,7 @@ import inspect
 from .._dispatch import TorchDispatchMode
 from .._tensor import Tensor
 from . import _pytree
-from .fake_tensor import FakeTensorMode
+from .fake_tensor import FakeTensor, FakeTensorMode
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import map_aggregate
@@ -70,9 +71,25 @@ class _Tracer:
 
 
 class ProxyTorchDispatchMode(TorchDispatchMode):
-    def __init__(self, tracer: _Tracer, decomposition_table: dict | None = None):
+    def __init__(self, tracer: _Tracer, decomposition_table: dict | None = None,
+                 fake_mode: FakeTensorMode | None = None):
         self.tracer = tracer
         self.decomposition_table = decomposition_table or {}
+        self.fake_mode = fake_mode
+
+    def _lift_constants(self, a):
+        """Under fake tracing, a real tensor made inside ``fn`` (``mtc.tensor([...])``) is
+        recorded as a constant and computed with as its fake twin."""
+        if self.fake_mode is None:
+            return a
+        def lift(x):
+            if isinstance(x, Tensor) and not isinstance(x, FakeTensor):
+                node = self.tracer.node_of(x)
+                fake = self.fake_mode.from_tensor(x)
+                self.tracer.track(fake, node)
+                return fake
+            return x
+        return map_aggregate(a, lift)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -81,6 +98,7 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         if decomposition is not None:
             with self:  # record the ops the decomposition calls
                 return decomposition(*args, **kwargs)
+        args, kwargs = self._lift_constants(args), self._lift_constants(kwargs)
         out = func(*args, **kwargs)
         node = self.tracer.graph.call_function(func, self.tracer.to_arg(args),
                                                self.tracer.to_arg(kwargs))
@@ -129,7 +147,7 @@ def make_fx(fn, decomposition_table: dict | None = None, tracing_mode: str = "re
                 ph.meta["val"] = leaf
                 new_leaves.append(leaf)
             traced_args.append(_pytree.tree_unflatten(new_leaves, spec))
-        proxy_mode = ProxyTorchDispatchMode(tracer, decomposition_table)
+        proxy_mode = ProxyTorchDispatchMode(tracer, decomposition_table, fake_mode)
         if fake_mode is not None:
             with fake_mode, proxy_mode:
                 out = fn(*traced_args)
@@ -144,7 +162,6 @@ def make_fx(fn, decomposition_table: dict | None = None, tracing_mode: str = "re
         gm = GraphModule(dict(tracer.constants), graph, class_name=name)
         object.__setattr__(gm, "_in_spec", in_spec)
         object.__setattr__(gm, "_out_spec", out_spec)
-        gm.recompile()
         return gm
 
     return wrapped

@@ -5,6 +5,6 @@ graphviz's ``dot`` program is missing it degrades to the DOT source with a one-l
 never an exception.
 """
 
-from .graph_drawer import Picture, draw, dot_available
+from .graph_drawer import Picture, dot_available, draw
 
 __all__ = ["draw", "Picture", "dot_available"]

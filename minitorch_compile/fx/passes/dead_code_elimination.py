@@ -1,7 +1,8 @@
 """Dead-code elimination (``Graph.eliminate_dead_code`` in torch).
 
 Walk the nodes backwards; a node nobody uses is erased unless it is *impure* — an input, the
-output, a call of an in-place op (``Tensor(a!)`` in its schema) or of a module.  Walking
+output, a call of an in-place op (``Tensor(a!)`` in its schema), of a random op (removing a
+sample would change every later random number) or of a module.  Walking
 backwards lets one pass remove whole dead chains: erasing a node frees its inputs.
 """
 
