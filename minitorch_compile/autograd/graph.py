@@ -246,7 +246,9 @@ def _record(op, args, outs, derivs, node_name=None):
                 v = outs[0] if p == "result" else outs[ret_names.index(p)]
                 saved[p] = SavedTensor(v, node._name)
             elif p.endswith("_sizes") and p[:-6] in arg_index:
-                saved[p] = tuple(args[arg_index[p[:-6]]].shape)
+                v = args[arg_index[p[:-6]]]  # a Tensor[] argument saves each tensor's shape
+                saved[p] = [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) \
+                    else tuple(v.shape)
             else:
                 v = args[arg_index[p]]
                 if hasattr(v, "_version"):
