@@ -231,10 +231,19 @@ def _embedding_backward_kernel(g, idx, num_weights, padding_idx):
     return out
 
 
+def _embedding_double_backward(grad, indices, padding_idx):
+    """Gather ``grad``'s rows back; padding rows were zeroed forward, so get none (torch's
+    ``embedding_dense_double_backward``)."""
+    out = F.ops.aten.embedding(grad, indices)
+    if padding_idx >= 0:
+        out = F.where((indices == padding_idx).unsqueeze(-1), 0, out)
+    return out
+
+
 embedding_dense_backward = defop(
     "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
     "SymInt padding_idx) -> Tensor", INDEXING, kernel=_embedding_backward_kernel,
     meta=lambda grad_output, indices, num_weights, padding_idx: TensorMeta(
         (num_weights, grad_output.shape[-1]), grad_output.dtype),
-    derivatives={"grad_output": lambda grad, indices: F.ops.aten.embedding(grad, indices)})
+    derivatives={"grad_output": _embedding_double_backward})
 
