@@ -140,7 +140,7 @@ class Gen:
             if domain != "real":
                 return np.ones(shape, dtype=bool)
             if self.smooth:
-                return self.rng.random(shape) < 0.5
+                return np.asarray(self.rng.random(shape) < 0.5)
             return self.draw(hnp.arrays(bool, shape))
         if not dtype.is_floating_point:
             lo, hi = (1, 3) if domain == "positive" else (-3, 3)
@@ -150,12 +150,12 @@ class Gen:
                 a = self.draw(hnp.arrays(npd, shape, elements=st.integers(lo, hi)))
             if domain == "nonzero":
                 a = np.where(a == 0, 1, a)
-            return a.astype(npd)
+            return np.asarray(a, dtype=npd)
         if self.smooth:
             a = self.rng.uniform(0.25, 3.0, shape)
             if domain != "positive":
                 a = a * self.rng.choice([-1.0, 1.0], shape)
-            return a.astype(npd)
+            return np.asarray(a, dtype=npd)  # 0-dim: an array, not a numpy scalar
         width = 32 if dtype is F32 else 64
         fl = lambda lo, hi: st.floats(lo, hi, width=width, allow_subnormal=False)  # noqa: E731
         elements = {"real": fl(-3, 3), "positive": fl(0.125, 3),
@@ -455,7 +455,7 @@ for _name, _fn in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
 
 def _where_sample(g, dt):
     sc, sa, sb = g.bshapes(3)
-    cond = g.array(sc, BOOL) if not g.smooth else g.rng.random(sc) < 0.5
+    cond = g.array(sc, BOOL)
     return S(cond, g.array(sa, dt), g.operand(ALL, sb))
 
 
@@ -528,8 +528,11 @@ for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
 
 
 def _var_sample(g, dt):
-    a = g.array(g.shape(), dt)
-    return S(a, g.dims(a.ndim), correction=g.choice([None, 0, 1, 2]), keepdim=g.bool())
+    # gradient checks: at least 2 distinct values per reduction, so std > 0 and N - correction
+    # > 0 (at std == 0 torch's std_backward returns 0; the sqrt decomposition gives nan)
+    a = g.array(g.shape(min_dims=1, min_side=2) if g.grad else g.shape(), dt)
+    corrections = [None, 0, 1] if g.grad else [None, 0, 1, 2]
+    return S(a, g.dims(a.ndim), correction=g.choice(corrections), keepdim=g.bool())
 
 
 def _var_ref(a, dim=None, correction=None, keepdim=False):
@@ -903,7 +906,7 @@ def _class_input(g, dt):
     c = g.integers(1, 3)
     shape = g.choice([(c,), (g.integers(1, 3), c), (g.integers(1, 3), c, g.integers(1, 2))])
     target_shape = shape[:1] + shape[2:] if len(shape) > 1 else ()
-    target = g.rng.integers(0, c, target_shape) if g.smooth else \
+    target = np.asarray(g.rng.integers(0, c, target_shape)) if g.smooth else \
         g.draw(hnp.arrays(np.int64, target_shape, elements=st.integers(0, c - 1)))
     return g.array(shape, dt), target.astype(np.int64), c
 
@@ -992,17 +995,18 @@ opinfo("dropout", lambda g, dt: S(g.array(g.shape(), dt, "nonzero"), g.choice([0
 def _embedding_sample(g, dt):
     v, d = g.integers(1, 4), g.integers(1, 3)
     idx_shape = g.shape(max_dims=2)
-    idx = g.rng.integers(0, v, idx_shape) if g.smooth else \
+    idx = np.asarray(g.rng.integers(0, v, idx_shape)) if g.smooth else \
         g.draw(hnp.arrays(np.int64, idx_shape, elements=st.integers(0, v - 1)))
-    return S(g.array((v, d), dt), idx.astype(np.int64), g.choice([-1, 0]))
+    # padding_idx's row gets no gradient by definition: not what finite differences see
+    return S(g.array((v, d), dt), idx.astype(np.int64), g.choice([-1] if g.grad else [-1, 0]))
 
 
 opinfo("embedding", _embedding_sample, lambda w, idx, padding_idx=-1: w[idx], same())
 
 
 def _embedding_backward_sample(g, dt):
-    w, idx, pad = _embedding_sample(g, dt).args
-    return S(g.array(idx.shape + (w.shape[1],), dt), idx, w.shape[0], pad)
+    w, idx, _ = _embedding_sample(g, dt).args
+    return S(g.array(idx.shape + (w.shape[1],), dt), idx, w.shape[0], g.choice([-1, 0]))
 
 
 def _embedding_backward_ref(grad, idx, num_weights, padding_idx):
