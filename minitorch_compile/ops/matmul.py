@@ -67,24 +67,30 @@ def _matmul(self, other):
             raise RuntimeError(f"matmul: dot : expected both vectors to have same dtype, but "
                                f"found {self.dtype.name} and {other.dtype.name}")
         return (self * other).sum()
+    if a == 2 and b == 2:
+        return self.mm(other)  # torch too: 2-D @ 2-D is mm, and mm reports its errors
+    # checked here, so errors name matmul and the shapes it was given (not the mm/bmm inside,
+    # which see reshaped operands)
+    if self.shape[-1] != other.shape[-2 if b > 1 else 0]:
+        raise RuntimeError(f"matmul: mat1 and mat2 shapes cannot be multiplied "
+                           f"({_dims(self.shape)} and {_dims(other.shape)})")
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"matmul: expected m1 and m2 to have the same dtype, but got: "
+                           f"{self.dtype.name} != {other.dtype.name}")
     if a == 2 and b == 1:
         return self.mm(other.unsqueeze(1)).squeeze(1)
     if a == 1 and b == 2:
         return self.unsqueeze(0).mm(other).squeeze(0)
-    if a == 2 and b == 2:
-        return self.mm(other)
     # batched: broadcast the batch dims, fold them, bmm, unfold
     x = self.unsqueeze(0) if a == 1 else self
     y = other.unsqueeze(1) if b == 1 else other
     n, k = x.shape[-2], x.shape[-1]
-    k2, m = y.shape[-2], y.shape[-1]
-    if k != k2:
-        raise RuntimeError(f"matmul: mat1 and mat2 shapes cannot be multiplied "
-                           f"({_numel(x.shape[:-1])}x{k} and {k2}x{m})")
+    m = y.shape[-1]
     try:
         batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2]))
     except MetaError as e:
-        raise RuntimeError(f"matmul: {e}") from None
+        raise RuntimeError(f"matmul: {e} (shapes {_dims(self.shape)} and "
+                           f"{_dims(other.shape)})") from None
     nb = _numel(batch)
     xb = x.expand(batch + (n, k)).reshape((nb, n, k))
     yb = y.expand(batch + (k, m)).reshape((nb, k, m))
@@ -94,6 +100,10 @@ def _matmul(self, other):
     if b == 1:
         out = out.squeeze(-1)
     return out
+
+
+def _dims(shape) -> str:
+    return "x".join(map(str, shape))
 
 
 def _numel(shape) -> int:

@@ -11,13 +11,22 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
-from .table import COMPOSITE, INDEXING, MetaError, TensorMeta, defop
+from .table import COMPOSITE, INDEXING, MetaError, TensorMeta, defop, wrap_dim
 
 # ---------------------------------------------------------------- softmax
 
 
+def _check_dim(name, dim, ndim):
+    """Validate ``dim`` up front, so a bad one is reported by this op, not by ``amax``."""
+    try:
+        wrap_dim(dim, ndim)
+    except IndexError as e:
+        raise IndexError(f"{name}: {e}") from None
+
+
 def _softmax(self, dim, dtype=None):
     """exp(x - max) / sum(exp(x - max)); the max is a constant shift (detached)."""
+    _check_dim("softmax", dim, self.ndim)
     x = self if dtype is None else self.to(dtype)
     if not x.dtype.is_floating_point:
         x = x.to(_dtype.get_default_dtype())
@@ -28,6 +37,7 @@ def _softmax(self, dim, dtype=None):
 
 def _log_softmax(self, dim, dtype=None):
     """(x - max) - log(sum(exp(x - max)))."""
+    _check_dim("log_softmax", dim, self.ndim)
     x = self if dtype is None else self.to(dtype)
     if not x.dtype.is_floating_point:
         x = x.to(_dtype.get_default_dtype())

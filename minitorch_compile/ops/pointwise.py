@@ -196,7 +196,7 @@ def _pow_exponent(grad, self, result):
 
 def _pow_kernel(a, b):
     if isinstance(b, int) and b < 0 and np.asarray(a).dtype.kind in "iu":
-        raise ValueError("Integers to negative integer powers are not allowed.")
+        raise MetaError("Integers to negative integer powers are not allowed.")
     return np.power(a, b)
 
 

@@ -61,9 +61,10 @@ def _view_kernel(a, size):
         return np.reshape(a, shape, copy=False)
     except ValueError:
         raise MetaError(
-            "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-        ) from None
+            "view: view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead. "
+            f"(input size {list(a.shape)}, strides {[s // a.itemsize for s in a.strides]}, "
+            f"view size {list(size)})") from None
 
 
 view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", VIEW, kernel=_view_kernel,
@@ -73,6 +74,10 @@ view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", VIEW, kernel=_v
 
 def _reshape(self, shape):
     """A view when the memory layout allows (contiguous input), else a copy then a view."""
+    try:
+        infer_size(shape, self.numel())  # a bad shape is reshape's error, not view's
+    except MetaError as e:
+        raise MetaError(f"reshape: {e}") from None
     if self.is_contiguous():
         return F.ops.aten.view(self, shape)
     return F.ops.aten.view(F.ops.aten.clone(self), shape)
