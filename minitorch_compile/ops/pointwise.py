@@ -37,7 +37,15 @@ def _unary(name, kernel, derivative, promotion=INT_TO_FLOAT, inplace=True, **kw)
 
 # ---------------------------------------------------------------- unary
 
-neg = _unary("neg", np.negative, lambda grad: -grad, promotion=DEFAULT)
+def _neg_kernel(a):
+    if a.dtype == np.bool_:
+        raise MetaError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                        "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                        "instead.")
+    return np.negative(a)
+
+
+neg = _unary("neg", _neg_kernel, lambda grad: -grad, promotion=DEFAULT)
 _unary("abs", np.abs, lambda grad, self: grad * self.sign(), promotion=DEFAULT)
 sign = _unary("sign", lambda a: a.copy() if a.dtype == np.bool_ else np.sign(a),  # no bool sign
               lambda grad: F.zeros_like(grad), promotion=DEFAULT)
@@ -131,18 +139,42 @@ logical_not = defop("logical_not(Tensor self) -> Tensor", POINTWISE,
 # ---------------------------------------------------------------- binary
 
 
+def _check_alpha(a, b, alpha, subtract=False):
+    """torch's checks (``alpha_check``, ``sub_check``): no silent truncation of alpha."""
+    kind = np.result_type(a, b).kind
+    if subtract and kind == "b":
+        raise MetaError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                        "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                        "operator instead.")
+    if kind != "b" and isinstance(alpha, bool):
+        raise MetaError("Boolean alpha only supported for Boolean results.")
+    if kind in "iub" and isinstance(alpha, float):
+        raise MetaError("For integral input tensors, argument alpha must not be a floating "
+                        "point number.")
+
+
+def _add_kernel(a, b, alpha=1):
+    _check_alpha(a, b, alpha)
+    return a + b if alpha == 1 else a + alpha * b
+
+
+def _sub_kernel(a, b, alpha=1):
+    _check_alpha(a, b, alpha, subtract=True)
+    return a - b if alpha == 1 else a - alpha * b
+
+
 add = defop("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,
-            kernel=lambda a, b, alpha=1: a + b if alpha == 1 else a + alpha * b,
+            kernel=_add_kernel,
             promotion=DEFAULT, inplace=True,
             derivatives={"self": lambda grad: grad,
                          "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
 sub = defop("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,
-            kernel=lambda a, b, alpha=1: a - b if alpha == 1 else a - alpha * b,
+            kernel=_sub_kernel,
             promotion=DEFAULT, inplace=True,
             derivatives={"self": lambda grad: grad,
                          "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha})
 rsub = defop("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,
-             kernel=lambda a, b, alpha=1: b - a if alpha == 1 else b - alpha * a,
+             kernel=lambda a, b, alpha=1: _sub_kernel(b, a, alpha),
              promotion=DEFAULT,
              derivatives={"self": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
                           "other": lambda grad: grad})
