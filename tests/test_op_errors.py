@@ -1,0 +1,166 @@
+"""Bad input raises an error that names the op and the shapes — never a silent wrong result.
+
+Each case is written once against a torch-shaped module ``m`` and a tensor maker ``T`` and run
+
+* eagerly in minitorch_compile: the exception class, and fragments the message must contain
+  (the op's name, the offending sizes);
+* on the Meta device, for cases that need no data: the same error (eager mode runs the meta
+  rules, so traced code fails exactly like eager code);
+* in torch, when installed: torch raises too, of the same class.
+"""
+
+import pytest
+
+import minitorch_compile as mtc
+
+
+def _ones(m, device=None):
+    def T(*shape, dtype=None):  # noqa: N802 - a tensor maker, named like a type
+        kw = {"dtype": getattr(m, dtype)} if dtype else {}
+        if device is not None:
+            kw["device"] = device
+        return m.ones(shape, **kw)
+    return T
+
+
+def _int(m):
+    return m.tensor([1, 2])
+
+
+def _set_requires_grad(m):
+    m.tensor([1, 2]).requires_grad_(True)
+
+
+# (id, fn(m, T), exception class, fragments of the message, eager only): "eager only" cases
+# need data (values, index ranges) or are checked by the numpy kernel rather than the meta rule
+# (bool subtraction and negation, alpha), so the Meta device does not see them.
+CASES = [
+    ("add-shapes", lambda m, T: T(2, 3) + T(4), RuntimeError, ["add", "(3)", "(4)"], False),
+    ("mul-shapes", lambda m, T: T(2, 3) * T(2, 4), RuntimeError, ["mul", "(3)", "(4)"], False),
+    ("add_-broadcast-into-self", lambda m, T: T(3).add_(T(2, 3)), RuntimeError,
+     ["add_", "[3]", "[2, 3]"], False),
+    ("mm-shapes", lambda m, T: m.mm(T(2, 3), T(4, 5)), RuntimeError, ["mm", "2x3", "4x5"],
+     False),
+    ("mm-1d", lambda m, T: m.mm(T(3), T(3, 5)), RuntimeError, ["mm", "2D"], False),
+    ("matmul-shapes", lambda m, T: m.matmul(T(2, 3), T(4, 5)), RuntimeError,
+     ["mm", "2x3", "4x5"], False),  # 2-D @ 2-D is mm, whose error it reports (as torch)
+    ("matmul-batched-shapes", lambda m, T: m.matmul(T(2, 2, 3), T(3, 4, 5)), RuntimeError,
+     ["matmul", "2x2x3", "3x4x5"], False),
+    ("matmul-batch-broadcast", lambda m, T: m.matmul(T(2, 2, 3), T(3, 3, 5)), RuntimeError,
+     ["matmul", "2x2x3", "3x3x5"], False),
+    ("matmul-matrix-vector", lambda m, T: m.matmul(T(2, 3), T(4)), RuntimeError,
+     ["matmul", "2x3", "4"], False),
+    ("matmul-dot", lambda m, T: m.matmul(T(3), T(4)), RuntimeError, ["matmul", "[3]", "[4]"],
+     False),
+    ("bmm-batch", lambda m, T: m.bmm(T(2, 2, 3), T(3, 3, 4)), RuntimeError,
+     ["bmm", "2 and 3"], False),
+    ("bmm-inner", lambda m, T: m.bmm(T(2, 2, 3), T(2, 4, 4)), RuntimeError,
+     ["bmm", "[2, 3]", "[2, 4]"], False),
+    ("sum-dim", lambda m, T: T(2, 3).sum(2), IndexError, ["sum", "[-2, 1]", "got 2"], False),
+    ("softmax-dim", lambda m, T: T(2, 3).softmax(-3), IndexError, ["softmax", "got -3"],
+     False),
+    ("log_softmax-dim", lambda m, T: T(2, 3).log_softmax(2), IndexError,
+     ["log_softmax", "got 2"], False),
+    ("transpose-dim", lambda m, T: T(2, 3).transpose(0, 2), IndexError,
+     ["transpose", "got 2"], False),
+    ("unsqueeze-dim", lambda m, T: T(2, 3).unsqueeze(3), IndexError,
+     ["unsqueeze", "[-3, 2]", "got 3"], False),
+    ("select-dim", lambda m, T: T(2, 3).select(2, 0), IndexError, ["select", "got 2"], False),
+    ("select-index", lambda m, T: T(2, 3).select(1, 3), IndexError,
+     ["select", "index 3", "[2, 3]", "dimension 1"], False),
+    ("getitem-index", lambda m, T: T(2, 3)[2], IndexError, ["select", "index 2", "[2, 3]"],
+     False),
+    ("max-dim", lambda m, T: T(2).max(1), IndexError, ["max", "got 1"], False),
+    ("view-size", lambda m, T: T(2, 3).view(4), RuntimeError, ["view", "[4]", "6"], False),
+    ("view-stride", lambda m, T: T(2, 3).t().view(6), RuntimeError,
+     ["view", "[3, 2]", "reshape"], True),
+    ("reshape-size", lambda m, T: T(2, 3).reshape(5), RuntimeError, ["reshape", "[5]", "6"],
+     False),
+    ("expand-size", lambda m, T: T(2, 3).expand(2, 4), RuntimeError,
+     ["expand", "[2, 4]", "[2, 3]"], False),
+    ("permute-length", lambda m, T: T(2, 3).permute(0), RuntimeError, ["permute", "2"], False),
+    ("cat-shapes", lambda m, T: m.cat([T(2, 3), T(2, 4)]), RuntimeError,
+     ["cat", "size 3", "size 4", "tensor number 1"], False),
+    ("cat-ndim", lambda m, T: m.cat([T(2, 3), T(3)]), RuntimeError, ["cat", "2 and 1"], False),
+    ("cat-0-dim", lambda m, T: m.cat([T(), T()]), RuntimeError, ["cat", "zero-dimensional"],
+     False),
+    ("stack-shapes", lambda m, T: m.stack([T(2), T(3)]), RuntimeError,
+     ["stack", "[2]", "[3]"], False),
+    ("where-shapes", lambda m, T: m.where(T(3) > 0, T(2), T(3)), RuntimeError,
+     ["where", "(3)", "(2)"], False),
+    ("mm-dtypes", lambda m, T: m.mm(T(2, 3), T(3, 4, dtype="float64")), RuntimeError,
+     ["mm", "float32", "float64"], False),
+    ("matmul-dtypes", lambda m, T: m.matmul(T(2, 3), T(3, 4, dtype="float64")), RuntimeError,
+     ["mm", "dtype"], False),
+    ("matmul-batched-dtypes", lambda m, T: m.matmul(T(2, 2, 3), T(3, 4, dtype="float64")),
+     RuntimeError, ["matmul", "dtype"], False),
+    ("mean-int64", lambda m, T: T(3, dtype="int64").mean(), RuntimeError,
+     ["mean", "floating point"], False),
+    ("var-int64", lambda m, T: T(3, dtype="int64").var(), RuntimeError,
+     ["var", "floating point"], False),
+    ("requires_grad-int", lambda m, T: _set_requires_grad(m), RuntimeError,
+     ["floating point", "gradients"], True),
+    ("mul_-float-into-int", lambda m, T: T(3, dtype="int64").mul_(1.5), RuntimeError,
+     ["mul_", "can't be cast", "int64"], False),
+    ("div_-float-into-int", lambda m, T: T(3, dtype="int64").div_(2), RuntimeError,
+     ["div_", "can't be cast"], False),
+    ("exp_-float-into-int", lambda m, T: T(3, dtype="int64").exp_(), RuntimeError,
+     ["exp_", "can't be cast"], False),
+    ("add-float-alpha-ints", lambda m, T: m.add(_int(m), _int(m), alpha=0.5), RuntimeError,
+     ["add", "alpha"], True),
+    ("sub-bool", lambda m, T: T(2, dtype="bool") - T(2, dtype="bool"), RuntimeError,
+     ["sub", "bool"], True),
+    ("neg-bool", lambda m, T: -T(2, dtype="bool"), RuntimeError, ["neg", "bool"], True),
+    ("int-floor-div-by-zero", lambda m, T: _int(m) // 0, RuntimeError,
+     ["div", "ZeroDivisionError"], True),
+    ("int-pow-negative", lambda m, T: _int(m) ** -1, RuntimeError, ["pow", "negative"], True),
+    ("embedding-index", lambda m, T: m.embedding(T(3, 2), m.tensor([3])), IndexError,
+     ["embedding", "index out of range"], True),
+    ("layer_norm-shape", lambda m, T: m.layer_norm(T(2, 3), [2]), RuntimeError,
+     ["layer_norm", "[2]", "[2, 3]"], False),
+    ("split-sizes", lambda m, T: T(4).split([1, 2]), RuntimeError, ["split", "4", "[1, 2]"],
+     False),
+    ("flatten-dims", lambda m, T: T(2, 3).flatten(1, 0), RuntimeError, ["flatten"], False),
+    ("arange-step-sign", lambda m, T: m.arange(0, 5, -1), RuntimeError, ["arange"], False),
+    ("amax-empty", lambda m, T: T(0).amax(), RuntimeError, ["amax", "numel() == 0"], False),
+]
+IDS = [c[0] for c in CASES]
+META_CASES = [c for c in CASES if not c[4]]
+
+
+@pytest.mark.parametrize("label,fn,exc,fragments,needs_data", CASES, ids=IDS)
+def test_bad_input_raises_naming_op_and_shapes(label, fn, exc, fragments, needs_data):
+    with pytest.raises(exc) as info:
+        fn(mtc, _ones(mtc))
+    msg = str(info.value)
+    for f in fragments:
+        assert f in msg, f"{label}: {f!r} missing from the error message {msg!r}"
+
+
+@pytest.mark.parametrize("label,fn,exc,fragments,needs_data", META_CASES,
+                         ids=[c[0] for c in META_CASES])
+def test_meta_device_raises_the_same_error(label, fn, exc, fragments, needs_data):
+    with pytest.raises(exc) as info:
+        fn(mtc, _ones(mtc, device="meta"))
+    for f in fragments:
+        assert f in str(info.value)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("label,fn,exc,fragments,needs_data", CASES, ids=IDS)
+def test_torch_raises_too(label, fn, exc, fragments, needs_data):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(exc):
+        fn(torch, _ones(torch))
+
+
+def test_errors_do_not_leave_partial_results():
+    """A failing in-place op leaves its target untouched."""
+    x = mtc.tensor([1, 2])
+    with pytest.raises(RuntimeError):
+        x.mul_(1.5)
+    assert x.tolist() == [1, 2] and x._version == 0
+    y = mtc.ones(3)
+    with pytest.raises(RuntimeError):
+        y.add_(mtc.ones(2, 3))
+    assert y.tolist() == [1.0, 1.0, 1.0]
