@@ -24,5 +24,10 @@ from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import library, nn, optim
 from . import fx, viz
+from . import dynamo
+from .dynamo import compile
+from .dynamo._logging import set_logs
+
+jit = compile
 
 __version__ = "0.1.0"

@@ -64,3 +64,11 @@ class set_grad_enabled(_GradModeContext):
 
     def __enter__(self):
         return self
+
+
+def _set_grad_enabled(mode: bool) -> None:
+    """Switch grad mode now: what a captured graph calls at a ``with no_grad():`` boundary."""
+    state.grad_enabled = bool(mode)
+
+
+_set_grad_enabled._mtc_side_effect = True  # dead-code elimination must keep these calls

@@ -75,7 +75,8 @@ class _Emitter:
                 return k
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "_obj"
         name, i = base, 0
-        while name in self.globals:
+        taken = {n.name for n in self.graph.nodes}  # a global must not be shadowed by a value
+        while name in self.globals or name in taken:
             i += 1
             name = f"{base}_{i}"
         self.globals[name] = obj

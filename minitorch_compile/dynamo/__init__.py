@@ -1,0 +1,23 @@
+"""``mtc.dynamo``: capture Python functions into graphs by symbolic bytecode execution.
+
+Mirrors ``torch/_dynamo``.  Read in this order:
+
+* ``eval_frame``       — ``mtc.compile``: the per-code-object cache and guard checks per call;
+* ``convert_frame``    — on a miss: trace, compile, generate guards and transformed bytecode;
+* ``symbolic_convert`` — the bytecode interpreter, one method per opcode;
+* ``variables/``       — one tracker class per kind of Python value;
+* ``source``, ``guards`` — where values come from, and what must stay true about them;
+* ``output_graph``, ``codegen`` — the graph being built, and the bytecode that calls it;
+* ``explain``, ``backends/``, ``_logging``.
+"""
+
+from . import exc
+from ._logging import set_logs
+from .backends.registry import list_backends, lookup_backend, register_backend
+from .convert_frame import CacheEntry
+from .eval_frame import RECOMPILE_LIMIT, cache_entries, compile, disable_compilation, reset
+from .explain import ExplainOutput, explain
+
+__all__ = ["compile", "reset", "explain", "ExplainOutput", "cache_entries", "CacheEntry",
+           "register_backend", "lookup_backend", "list_backends", "set_logs", "exc",
+           "RECOMPILE_LIMIT", "disable_compilation"]

@@ -1,0 +1,61 @@
+"""The backend registry (``torch/_dynamo/backends/registry.py``).
+
+A backend receives the captured ``GraphModule`` and the example inputs (real tensors of the
+call that triggered compilation) and returns the callable the transformed bytecode will call.
+``register_backend`` adds one by name; ``mtc.compile(backend="name")`` looks it up.
+
+Registered here: ``"eager"`` runs the graph's generated ``forward`` as is.  ``"aot_eager"`` and
+``"inductor"`` belong to later stages (AOTAutograd, the code generator); until they land they
+run the graph eagerly and say so once.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+_BACKENDS: dict = {}
+_warned: set = set()
+
+
+def register_backend(compiler_fn=None, name: str | None = None, tags=()):
+    """Register ``compiler_fn`` under ``name`` (decorator or plain call)."""
+    def register(fn):
+        key = name or fn.__name__
+        if key in _BACKENDS and _BACKENDS[key] is not fn:
+            raise RuntimeError(f"duplicate name: {key}")
+        _BACKENDS[key] = fn
+        return fn
+
+    return register(compiler_fn) if compiler_fn is not None else register
+
+
+def lookup_backend(backend):
+    if callable(backend):
+        return backend
+    if backend not in _BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; registered: {list_backends()}")
+    return _BACKENDS[backend]
+
+
+def list_backends() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+@register_backend(name="eager")
+def eager(gm, example_inputs):
+    return gm.forward
+
+
+def _not_yet(name: str):
+    def backend(gm, example_inputs):
+        if name not in _warned:
+            _warned.add(name)
+            warnings.warn(f"mtc.compile: backend {name!r} is not implemented yet; its graphs run "
+                          "eagerly (GraphModule.forward) until that stage lands", stacklevel=2)
+        return gm.forward
+    backend.__name__ = name
+    return backend
+
+
+register_backend(_not_yet("aot_eager"), name="aot_eager")
+register_backend(_not_yet("inductor"), name="inductor")

@@ -1,0 +1,191 @@
+"""Compile one frame into a cache entry (``torch/_dynamo/convert_frame.py``).
+
+``convert_frame`` is called on a cache miss with the function and its bound arguments:
+
+1. run an ``InstructionTranslator`` over the function's bytecode — it builds the graph, the
+   guards and the tracker of the return value;
+2. finish the graph and hand it to the backend (``OutputGraph.compile_subgraph``);
+3. generate the **transformed code**: a new code object with the original signature that
+   calls ``__compiled_fn_N`` on the graph inputs and rebuilds the return value;
+4. generate the **guard function** from the guards.
+
+If tracing hits something unsupported, the entry says "run the original code" instead — under
+the guards collected up to that point, which are exactly the facts the failed trace depended
+on, so the same inputs never retry the trace.  ``fullgraph=True`` raises instead.  An internal
+error in the compiler does the same, with a warning: a compiler bug must never change what the
+program computes.
+"""
+
+from __future__ import annotations
+
+import dis
+import io
+import time
+import types
+import warnings
+from dataclasses import dataclass, field
+
+from bytecode import Bytecode, Instr
+
+from ..fx import GraphModule
+from ._logging import get_logger
+from .codegen import PyCodegen
+from .exc import InternalTorchDynamoError, Unsupported
+from .guards import GuardFunction
+from .output_graph import OutputGraph
+from .symbolic_convert import InstructionTranslator
+
+_CO_KEEP = 0x01 | 0x02 | 0x04 | 0x08 | 0x10  # OPTIMIZED, NEWLOCALS, VARARGS, VARKEYWORDS, NESTED
+
+# hooks for explain(): called with each finished entry
+compile_listeners: list = []
+
+
+@dataclass
+class CacheEntry:
+    """One compiled version of a code object, valid while ``guard(L)`` holds."""
+
+    guard: GuardFunction
+    original_code: types.CodeType
+    code: types.CodeType | None  # transformed code; None means "run the original"
+    graph_module: GraphModule | None = None
+    compiled_fn_name: str | None = None
+    backend: object = None
+    reason: str | None = None  # why this entry runs eagerly
+    user_line: str | None = None
+    compile_time_s: float = 0.0
+    fullgraph: bool = False
+    functions: dict = field(default_factory=dict)  # id(original fn) -> transformed function
+
+    @property
+    def is_eager(self) -> bool:
+        return self.code is None
+
+    @property
+    def guard_source(self) -> str:
+        return self.guard.src
+
+    @property
+    def graph_code(self) -> str | None:
+        return self.graph_module.code if self.graph_module is not None else None
+
+    def dis(self) -> str:
+        out = io.StringIO()
+        dis.dis(self.code if self.code is not None else self.original_code, file=out)
+        return out.getvalue()
+
+    def decompiled(self) -> str:
+        """The transformed code as Python source, via depyf."""
+        return decompile(self.code if self.code is not None else self.original_code)
+
+    def function_for(self, fn):
+        """The transformed code bound to ``fn``'s globals, defaults and closure."""
+        f = self.functions.get(id(fn))
+        if f is None or f[0] is not fn:
+            new = types.FunctionType(self.code, fn.__globals__, fn.__name__, fn.__defaults__,
+                                     fn.__closure__)
+            new.__kwdefaults__ = fn.__kwdefaults__
+            self.functions[id(fn)] = (fn, new)
+            return new
+        return f[1]
+
+
+def decompile(code) -> str:
+    """depyf's decompiler, imported without letting it import torch (it tries to)."""
+    import sys
+
+    if "depyf" not in sys.modules:
+        blocked = "torch" not in sys.modules
+        if blocked:
+            sys.modules["torch"] = None  # makes depyf's optional `import torch` fail cleanly
+        try:
+            import depyf  # noqa: F401
+        finally:
+            if blocked:
+                del sys.modules["torch"]
+    import depyf
+
+    try:
+        return depyf.decompile(code)
+    except Exception as e:  # the decompiler is a viewer; never let it break compilation
+        return f"# depyf could not decompile this code: {type(e).__name__}: {e}"
+
+
+def transformed_code(code: types.CodeType, output: OutputGraph, return_vt) -> types.CodeType:
+    """Bytecode: call the compiled graph on its inputs, rebuild the return value, return."""
+    cg = PyCodegen(output=output)
+    if output.compiled_fn_name is not None:
+        cg.graph_output_index = {id(v.proxy): i for i, v in enumerate(output.output_vts)}
+        cg.call_compiled_graph(output.compiled_fn_name, output.input_sources)
+    cg.reconstruct(return_vt)
+    cg.append(Instr("RETURN_VALUE"))
+    prefix = []
+    if code.co_freevars:
+        prefix.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
+    prefix.append(Instr("RESUME", 0))
+    for ins in prefix + cg.instructions:
+        ins.lineno = code.co_firstlineno
+    bc = Bytecode(prefix + cg.instructions)
+    n_args = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + \
+        bool(code.co_flags & 0x08)
+    bc.argcount = code.co_argcount
+    bc.posonlyargcount = code.co_posonlyargcount
+    bc.kwonlyargcount = code.co_kwonlyargcount
+    bc.argnames = list(code.co_varnames[:n_args])
+    bc.name = code.co_name
+    bc.qualname = code.co_qualname
+    bc.filename = code.co_filename
+    bc.first_lineno = code.co_firstlineno
+    bc.freevars = list(code.co_freevars)
+    bc.cellvars = []
+    bc.flags = code.co_flags & _CO_KEEP
+    return bc.to_code()
+
+
+def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool) -> CacheEntry:
+    code = fn.__code__
+    start = time.perf_counter()
+    output = OutputGraph(fn.__globals__, code)
+    tx = InstructionTranslator(code, f_locals, fn.__globals__, closure, output)
+    entry: CacheEntry
+    try:
+        try:
+            return_vt = tx.run()
+            output.compile_subgraph(tx, return_vt, backend)
+            new_code = transformed_code(code, output, return_vt)
+        finally:
+            output.restore_global_state()
+        guard = output.guards.build(fn.__globals__)
+        output.install_globals()
+        entry = CacheEntry(guard, code, new_code, output.gm, output.compiled_fn_name, backend,
+                           fullgraph=fullgraph)
+        _log_entry(entry)
+    except Unsupported as e:
+        if fullgraph:
+            raise
+        get_logger("graph_breaks").info("running %s eagerly: %s", code.co_name, e)
+        entry = CacheEntry(output.guards.build(fn.__globals__), code, None, backend=backend,
+                           reason=e.reason, user_line=e.user_line)
+    except Exception as e:
+        if fullgraph:
+            raise InternalTorchDynamoError(
+                f"internal error while compiling {code.co_name}: {type(e).__name__}: {e}") from e
+        warnings.warn(f"mtc.compile: internal compiler error while compiling {code.co_name} "
+                      f"({type(e).__name__}: {e}); running it eagerly", stacklevel=3)
+        entry = CacheEntry(output.guards.build(fn.__globals__), code, None, backend=backend,
+                           reason=f"internal error: {type(e).__name__}: {e}")
+    entry.compile_time_s = time.perf_counter() - start
+    for listener in compile_listeners:
+        listener(entry)
+    return entry
+
+
+def _log_entry(entry: CacheEntry) -> None:
+    name = entry.original_code.co_name
+    if entry.graph_module is not None:
+        get_logger("graph_code").info("TRACED GRAPH of %s\n%s", name,
+                                      entry.graph_module.print_readable(print_output=False))
+    get_logger("guards").info("GUARDS of %s\n%s", name, entry.guard.src)
+    bc = get_logger("bytecode")
+    if bc.isEnabledFor(20):
+        bc.info("MODIFIED BYTECODE of %s\n%s", name, entry.dis())

@@ -1,0 +1,243 @@
+"""The entry point: ``mtc.compile`` and the per-code-object cache (``torch/_dynamo/eval_frame.py``).
+
+CPython lets torch install a frame-evaluation hook (PEP 523) so *every* call of a compiled
+function's code object lands in Dynamo.  Pure Python has no such hook, so ``mtc.compile(fn)``
+returns a wrapper that does the hook's job on each call — the tutorial's JIT loop, for real::
+
+    L = bind(*args, **kwargs)                    # the frame's locals: its arguments
+    for entry in cache[fn.__code__]:             # cache entries live on the code object
+        if entry.guard(L):                       # the generated guard function
+            return entry.transformed(*args, **kwargs)
+    entry = convert_frame(fn, L, ...)            # miss: trace, compile, make guards
+    cache[fn.__code__].append(entry)             # (recompile; after 8 entries run eagerly)
+    return entry.transformed(*args, **kwargs)
+
+The transformed function has the original signature, globals, defaults and closure; it calls
+``__compiled_fn_N``, which the backend produced and the compiler stored in the function's
+module — exactly where Dynamo puts it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import types
+import warnings
+
+from ._logging import get_logger
+from .backends.registry import lookup_backend
+from .convert_frame import CacheEntry, convert_frame
+
+RECOMPILE_LIMIT = 8  # torch's cache_size_limit
+
+_CACHE: dict[types.CodeType, list[CacheEntry]] = {}
+_disabled_depth = 0
+
+
+def reset() -> None:
+    """Forget every compiled entry (``torch._dynamo.reset()``)."""
+    _CACHE.clear()
+
+
+def _make_binder(fn):
+    """A function with ``fn``'s signature returning its arguments as a dict (the frame's L)."""
+    code = fn.__code__
+    names = code.co_varnames
+    n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+    params, ns = [], {}
+    defaults = fn.__defaults__ or ()
+    first_default = n_pos - len(defaults)
+    for i in range(n_pos):
+        if i >= first_default:
+            ns[f"_d{i}"] = defaults[i - first_default]
+            params.append(f"{names[i]}=_d{i}")
+        else:
+            params.append(names[i])
+        if i == code.co_posonlyargcount - 1:
+            params.append("/")
+    idx = n_pos
+    star = None
+    if code.co_flags & 0x04:
+        star = names[n_pos + n_kw]
+        params.append(f"*{star}")
+    elif n_kw:
+        params.append("*")
+    kwdefaults = fn.__kwdefaults__ or {}
+    for name in names[idx:idx + n_kw]:
+        if name in kwdefaults:
+            ns[f"_k_{name}"] = kwdefaults[name]
+            params.append(f"{name}=_k_{name}")
+        else:
+            params.append(name)
+    all_names = list(names[:n_pos + n_kw])
+    if star:
+        all_names.append(star)
+    if code.co_flags & 0x08:
+        dstar = names[n_pos + n_kw + (1 if star else 0)]
+        params.append(f"**{dstar}")
+        all_names.append(dstar)
+    body = "{" + ", ".join(f"{n!r}: {n}" for n in all_names) + "}"
+    src = f"def bind({', '.join(params)}):\n    return {body}\n"
+    exec(builtins.compile(src, f"<bind {code.co_name}>", "exec"), ns)
+    return ns["bind"]
+
+
+class _JitFunction:
+    """What ``mtc.compile(fn)`` returns for a plain function."""
+
+    def __init__(self, fn, backend, fullgraph: bool, dynamic, options):
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"mtc.compile expects a Python function, method or nn.Module, got "
+                            f"{type(fn).__name__}")
+        self.fn = fn
+        self.backend = lookup_backend(backend)
+        self.backend_name = backend if isinstance(backend, str) else \
+            getattr(backend, "__name__", "backend")
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.options = options or {}
+        self._bind = _make_binder(fn)
+        self._freevars = fn.__code__.co_freevars
+        self._warned_limit = False
+        functools.update_wrapper(self, fn)
+
+    @property
+    def _orig_fn(self):
+        return self.fn
+
+    def _frame_locals(self, args, kwargs) -> tuple[dict, dict]:
+        L = self._bind(*args, **kwargs)
+        closure = {}
+        if self._freevars:
+            for name, cell in zip(self._freevars, self.fn.__closure__):
+                try:
+                    closure[name] = L[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        return L, closure
+
+    def __call__(self, *args, **kwargs):
+        if _disabled_depth:
+            return self.fn(*args, **kwargs)
+        L, closure = self._frame_locals(args, kwargs)
+        code = self.fn.__code__
+        entries = _CACHE.setdefault(code, [])
+        for entry in entries:
+            if entry.backend is self.backend and entry.guard(L):
+                return self._run(entry, args, kwargs)
+        mine = [e for e in entries if e.backend is self.backend]
+        if len(mine) >= RECOMPILE_LIMIT:
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(f"mtc.compile: {code.co_name} reached the recompile limit "
+                              f"({RECOMPILE_LIMIT} entries); running it eagerly from now on. "
+                              f"Last guard failure: {mine[-1].guard.failure_reason(L)}",
+                              stacklevel=2)
+            return self.fn(*args, **kwargs)
+        if mine:
+            reasons = "\n".join(f"    - {i}: {e.guard.failure_reason(L)}"
+                                for i, e in enumerate(mine))
+            get_logger("recompiles").info(
+                "Recompiling function %s in %s:%d\n    triggered by the following guard "
+                "failure(s):\n%s", code.co_name, code.co_filename, code.co_firstlineno,
+                reasons)
+        entry = convert_frame(self.fn, L, closure, self.backend, self.fullgraph)
+        entries.append(entry)
+        return self._run(entry, args, kwargs)
+
+    def _run(self, entry: CacheEntry, args, kwargs):
+        if entry.code is None:
+            return self.fn(*args, **kwargs)
+        return entry.function_for(self.fn)(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<mtc.compile({self.fn.__qualname__}, backend={self.backend_name!r})>"
+
+
+def _unwrap(fn):
+    while isinstance(fn, _JitFunction):
+        fn = fn.fn
+    return fn
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",  # noqa: A001
+            mode=None, options=None, disable: bool = False):
+    """``mtc.compile``: JIT-compile a function, method or ``nn.Module``.
+
+    Usable as ``@mtc.compile``, ``@mtc.compile(backend="eager")`` or ``mtc.compile(fn)``.
+    """
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    from ..nn import Module
+
+    if isinstance(model, Module):
+        return OptimizedModule(model, _JitFunction(type(model).forward, backend, fullgraph,
+                                                   dynamic, options))
+    if isinstance(model, types.MethodType):
+        jit = _JitFunction(_unwrap(model.__func__), backend, fullgraph, dynamic, options)
+        return types.MethodType(jit, model.__self__)
+    return _JitFunction(_unwrap(model), backend, fullgraph, dynamic, options)
+
+
+def _optimized_module_class():
+    from ..nn import Module
+
+    class OptimizedModule(Module):
+        """``mtc.compile(module)``: calls go to the compiled ``forward`` of ``_orig_mod``."""
+
+        def __init__(self, mod, jit):
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(self, "_jit", jit)
+
+        def forward(self, *args, **kwargs):
+            return self._jit(self._orig_mod, *args, **kwargs)
+
+        def __getattr__(self, name):
+            if name in ("_orig_mod",):
+                return super().__getattr__(name)
+            return getattr(self._orig_mod, name)
+
+    return OptimizedModule
+
+
+class _LazyOptimizedModule:
+    cls = None
+
+    def __call__(self, mod, jit):
+        if _LazyOptimizedModule.cls is None:
+            _LazyOptimizedModule.cls = _optimized_module_class()
+        return _LazyOptimizedModule.cls(mod, jit)
+
+
+OptimizedModule = _LazyOptimizedModule()
+
+
+def cache_entries(fn) -> list[CacheEntry]:
+    """The cache entries of a (compiled or plain) function's code object, oldest first."""
+    if hasattr(fn, "_jit"):
+        fn = fn._jit
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    code = _unwrap(fn).__code__ if not isinstance(fn, types.CodeType) else fn
+    return list(_CACHE.get(code, []))
+
+
+class disable_compilation:
+    """Run compiled functions eagerly inside this block (used by backends and tests)."""
+
+    def __enter__(self):
+        global _disabled_depth
+        _disabled_depth += 1
+
+    def __exit__(self, *exc):
+        global _disabled_depth
+        _disabled_depth -= 1

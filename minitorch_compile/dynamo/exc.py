@@ -1,0 +1,47 @@
+"""Dynamo's exceptions (``torch/_dynamo/exc.py``).
+
+``Unsupported`` means "this Python cannot be captured into a graph": the frame falls back to
+eager (later: a graph break), or — with ``fullgraph=True`` — the error reaches the user, naming
+the source line.  Anything else raised inside the compiler is an internal error: it falls back
+to eager with a warning, because the compiler must never change what a program computes.
+"""
+
+from __future__ import annotations
+
+
+class TorchDynamoException(RuntimeError):
+    pass
+
+
+class Unsupported(TorchDynamoException):
+    """Code the tracer cannot capture. ``.reason`` says why; ``.user_line`` says where."""
+
+    def __init__(self, reason: str, *, user_line: str | None = None, instruction=None):
+        self.reason = reason
+        self.user_line = user_line
+        self.instruction = instruction
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        msg = self.reason
+        if self.user_line:
+            msg += f"\n  from user code:\n    {self.user_line}"
+        return msg
+
+    def add_location(self, user_line: str, instruction=None) -> None:
+        if self.user_line is None:
+            self.user_line = user_line
+            self.instruction = instruction
+            self.args = (self._message(),)
+
+
+class InternalTorchDynamoError(TorchDynamoException):
+    pass
+
+
+class RecompileLimitExceeded(TorchDynamoException):
+    pass
+
+
+def unimplemented(reason: str):
+    raise Unsupported(reason)

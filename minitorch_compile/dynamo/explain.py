@@ -1,0 +1,108 @@
+"""``mtc.dynamo.explain(fn)(*args)``: what the compiler did, in one report (``torch/_dynamo``).
+
+Runs ``fn`` once under ``mtc.compile`` with a backend that records each graph, and collects
+graph counts, break reasons (with the user's source line), the ops in each graph and the
+guards.  Printing it looks like torch's ``ExplainOutput``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import convert_frame
+from .eval_frame import _CACHE, _unwrap, compile
+
+
+@dataclass
+class BreakReason:
+    reason: str
+    user_stack: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.reason}\n  {self.user_stack}" if self.user_stack else self.reason
+
+
+@dataclass
+class ExplainOutput:
+    graphs: list = field(default_factory=list)
+    graph_count: int = 0
+    graph_break_count: int = 0
+    break_reasons: list = field(default_factory=list)
+    op_count: int = 0
+    ops_per_graph: list = field(default_factory=list)
+    out_guards: list = field(default_factory=list)
+    compile_times: str = ""
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}",
+                 f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for i, r in enumerate(self.break_reasons, 1):
+            lines.append(f"  Break Reason {i}:")
+            lines.append(f"    Reason: {r.reason}")
+            if r.user_stack:
+                lines.extend("    " + ln for ln in r.user_stack.splitlines())
+        lines.append("Ops per Graph:")
+        for i, ops in enumerate(self.ops_per_graph, 1):
+            lines.append(f"  Ops {i}:")
+            lines.extend(f"    {op}" for op in ops)
+        lines.append("Out Guards:")
+        for i, g in enumerate(self.out_guards, 1):
+            lines.append(f"  Guard {i}:")
+            lines.append(f"    Name: {g.source_name!r}")
+            lines.append(f"    Guard Type: {g.kind}")
+            lines.append(f"    Code: {g.code}")
+        if self.compile_times:
+            lines.append(f"Compile Times: {self.compile_times}")
+        return "\n".join(lines)
+
+
+def _op_name(node) -> str:
+    from ..fx.graph import target_repr
+
+    if node.op == "call_method":
+        return f"Tensor.{node.target}"
+    return target_repr(node.target)
+
+
+def explain(fn, *extra_args, **extra_kwargs):
+    """``explain(fn)(*args, **kwargs)`` -> ``ExplainOutput``."""
+
+    def inner(*args, **kwargs):
+        graphs, entries = [], []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        def listen(entry):
+            entries.append(entry)
+
+        code = _unwrap(fn).__code__
+        saved = _CACHE.pop(code, None)
+        convert_frame.compile_listeners.append(listen)
+        try:
+            compile(_unwrap(fn), backend=backend)(*args, **kwargs)
+        finally:
+            convert_frame.compile_listeners.remove(listen)
+            _CACHE.pop(code, None)
+            if saved is not None:
+                _CACHE[code] = saved
+        out = ExplainOutput(graphs=graphs, graph_count=len(graphs))
+        for e in entries:
+            if e.reason is not None:
+                out.break_reasons.append(BreakReason(e.reason, e.user_line))
+            out.out_guards.extend(e.guard.guard_set.guards)
+        out.graph_break_count = len(out.break_reasons)
+        for gm in graphs:
+            ops = [_op_name(n) for n in gm.graph.nodes
+                   if n.op in ("call_function", "call_method", "call_module")]
+            out.ops_per_graph.append(ops)
+            out.op_count += len(ops)
+        out.compile_times = ", ".join(f"{e.original_code.co_name}: {e.compile_time_s:.4f}s"
+                                      for e in entries)
+        return out
+
+    if extra_args or extra_kwargs:
+        return inner(*extra_args, **extra_kwargs)
+    return inner

@@ -1,0 +1,241 @@
+"""Guards: the conditions under which a cache entry may run (``torch/_dynamo/guards.py``).
+
+While tracing, every assumption about a value read from the frame is recorded as a guard on
+its *source*.  At the end, the guards become **one generated Python function** a learner can
+read::
+
+    def guard(L):
+        # TENSOR_MATCH L['x']
+        if not ___check_tensor(L['x'], ___tensors[0]): return False
+        # NN_MODULE L['mod']
+        if not (___check_obj_id(L['mod'], 139872) and L['mod'].training == True): return False
+        # GRAD_MODE (global)
+        if not ___grad_enabled(): return False
+        return True
+
+The kinds, one builder method each (a table, not an if-chain):
+
+=================  ==========================================================================
+TYPE_MATCH         ``type(v) is T`` (by id)
+ID_MATCH           ``v is obj`` (functions, classes, mtc objects, modules of Python)
+CONSTANT_MATCH     ``v == c`` with the same type (``is`` for None/bools) — EQUALS_MATCH in torch
+TENSOR_MATCH       class, dtype, device, requires_grad, sizes and strides
+LIST_LENGTH        ``len(v) == n``
+DICT_KEYS          ``list(v.keys()) == [...]`` (order matters, as in Python)
+NN_MODULE          identity and ``training`` flag
+BUILTIN_NOT_SH..   a builtin read via a global name is not shadowed by a global of that name
+GRAD_MODE          grad mode is what it was while tracing
+=================  ==========================================================================
+
+When no entry's guard passes, ``failure_reason`` names the first failing guard, in words:
+``tensor 'x' size mismatch at index 0. expected 10, actual 8``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .._dispatch import state as _dispatch_state
+from .._tensor import Tensor
+
+
+@dataclass
+class Guard:
+    kind: str
+    source_name: str  # "" for global-state guards
+    code: str  # a Python expression over L (locals) and G (globals)
+    value_repr: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.code}"
+
+
+@dataclass
+class TensorSpec:
+    cls: type
+    np_dtype: object
+    dtype: object
+    device: object
+    requires_grad: bool
+    shape: tuple
+    strides: tuple  # in bytes, as numpy reports them
+
+
+def tensor_spec(t: Tensor) -> TensorSpec:
+    return TensorSpec(type(t), t._data.dtype, t.dtype, t._device, bool(t.requires_grad),
+                      tuple(t._data.shape), tuple(t._data.strides))
+
+
+def check_tensor(v, spec: TensorSpec) -> bool:
+    return (type(v) is spec.cls and v._data.shape == spec.shape
+            and v._data.dtype == spec.np_dtype and v._requires_grad is spec.requires_grad
+            and v._device == spec.device and v._data.strides == spec.strides)
+
+
+def tensor_mismatch(name: str, v, spec: TensorSpec) -> str:
+    """torch's TENSOR_MATCH failure wording."""
+    if not isinstance(v, Tensor):
+        return f"'{name}' is not a tensor (got {type(v).__name__})"
+    if type(v) is not spec.cls:
+        return f"tensor '{name}' type mismatch. expected {spec.cls.__name__}, actual " \
+               f"{type(v).__name__}"
+    if v.dtype is not spec.dtype:
+        return f"tensor '{name}' dtype mismatch. expected {spec.dtype.name}, actual " \
+               f"{v.dtype.name}"
+    if v._device != spec.device:
+        return f"tensor '{name}' device mismatch. expected {spec.device}, actual {v._device}"
+    if bool(v.requires_grad) != spec.requires_grad:
+        return f"tensor '{name}' requires_grad mismatch. expected requires_grad=" \
+               f"{int(spec.requires_grad)}"
+    if v.ndim != len(spec.shape):
+        return f"tensor '{name}' rank mismatch. expected {len(spec.shape)}, actual {v.ndim}"
+    for i, (e, a) in enumerate(zip(spec.shape, v._data.shape)):
+        if e != a:
+            return f"tensor '{name}' size mismatch at index {i}. expected {e}, actual {a}"
+    for i, (e, a) in enumerate(zip(spec.strides, v._data.strides)):
+        if e != a:
+            isz = v._data.itemsize
+            return f"tensor '{name}' stride mismatch at index {i}. expected {e // isz}, " \
+                   f"actual {a // isz}"
+    return f"tensor '{name}' mismatch"
+
+
+def _short(source_name: str) -> str:
+    """``L['x']`` -> ``x`` for messages about plain locals."""
+    if source_name.startswith("L['") and source_name.endswith("']") and \
+            source_name.count("[") == 1:
+        return source_name[3:-2]
+    return source_name
+
+
+class GuardSet:
+    """Collects guards during tracing (deduplicated) and builds the guard function."""
+
+    def __init__(self):
+        self.guards: list[Guard] = []
+        self._seen: set = set()
+        self.tensor_specs: list[TensorSpec] = []
+        self.ids: dict[str, object] = {}  # keeps guarded objects alive (ids stay valid)
+
+    def add(self, kind: str, source, value=None) -> None:
+        name = source.name() if source is not None else ""
+        key = (kind, name)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        for g in getattr(self, f"_build_{kind}")(name, value):
+            self.guards.append(g)
+
+    # ---------------------------------------------------------------- builders, one per kind
+    def _keep(self, value) -> int:
+        self.ids[f"___obj_{id(value)}"] = value
+        return id(value)
+
+    def _build_TYPE_MATCH(self, name, value):
+        self._keep(type(value))
+        yield Guard("TYPE_MATCH", name, f"___check_type_id({name}, {id(type(value))})",
+                    type(value).__name__)
+
+    def _build_ID_MATCH(self, name, value):
+        yield Guard("ID_MATCH", name, f"___check_obj_id({name}, {self._keep(value)})",
+                    getattr(value, "__qualname__", repr(value))[:60])
+
+    def _build_CONSTANT_MATCH(self, name, value):
+        if value is None or isinstance(value, bool):
+            yield Guard("CONSTANT_MATCH", name, f"{name} is {value!r}")
+        else:
+            self._keep(type(value))
+            yield Guard("CONSTANT_MATCH", name, f"___check_type_id({name}, {id(type(value))}) "
+                                                f"and {name} == {value!r}")
+
+    def _build_TENSOR_MATCH(self, name, value):
+        self.tensor_specs.append(tensor_spec(value))
+        i = len(self.tensor_specs) - 1
+        s = self.tensor_specs[i]
+        yield Guard("TENSOR_MATCH", name, f"___check_tensor({name}, ___tensors[{i}])",
+                    f"{s.dtype.name}{list(s.shape)} {s.device} requires_grad="
+                    f"{s.requires_grad}")
+
+    def _build_LIST_LENGTH(self, name, value):
+        yield Guard("LIST_LENGTH", name, f"len({name}) == {len(value)}")
+
+    def _build_DICT_KEYS(self, name, value):
+        yield Guard("DICT_KEYS", name, f"list({name}.keys()) == {list(value.keys())!r}")
+
+    def _build_NN_MODULE(self, name, value):
+        yield Guard("NN_MODULE", name, f"___check_obj_id({name}, {self._keep(value)}) and "
+                                       f"{name}.training == {value.training!r}",
+                    type(value).__name__)
+
+    def _build_BUILTIN_NOT_SHADOWED(self, name, value):
+        var = name[3:-2]  # G['len'] -> len
+        yield Guard("BUILTIN_NOT_SHADOWED", name, f"{var!r} not in G")
+
+    def _build_GRAD_MODE(self, name, value):
+        yield Guard("GRAD_MODE", "", f"___grad_enabled() is {value!r}")
+
+    # ---------------------------------------------------------------- the function
+    def source(self) -> str:
+        lines = ["def guard(L):"]
+        for g in self.guards:
+            lines.append(f"    # {g.kind} {g.source_name or '(global state)'}"
+                         + (f"  [{g.value_repr}]" if g.value_repr else ""))
+            lines.append(f"    if not ({g.code}): return False")
+        lines.append("    return True")
+        return "\n".join(lines)
+
+    def build(self, f_globals: dict) -> GuardFunction:
+        return GuardFunction(self, f_globals)
+
+
+def _check_type_id(v, tid) -> bool:
+    return id(type(v)) == tid
+
+
+def _check_obj_id(v, oid) -> bool:
+    return id(v) == oid
+
+
+def _grad_enabled() -> bool:
+    return _dispatch_state.grad_enabled
+
+
+@dataclass
+class GuardFunction:
+    guard_set: GuardSet
+    f_globals: dict
+    src: str = ""
+    fn: object = None
+    parts: list = field(default_factory=list)
+
+    def __post_init__(self):
+        gs = self.guard_set
+        self.src = gs.source()
+        ns = {"___check_type_id": _check_type_id, "___check_obj_id": _check_obj_id,
+              "___check_tensor": check_tensor, "___tensors": gs.tensor_specs,
+              "___grad_enabled": _grad_enabled, "G": self.f_globals, **gs.ids}
+        exec(compile(self.src, "<guard>", "exec"), ns)
+        self.fn = ns["guard"]
+        self._ns = ns
+
+    def __call__(self, L: dict) -> bool:
+        try:
+            return self.fn(L)
+        except Exception:  # a guard that cannot even be evaluated fails
+            return False
+
+    def failure_reason(self, L: dict) -> str:
+        """The first failing guard, in words."""
+        for g in self.guard_set.guards:
+            try:
+                ok = eval(g.code, self._ns, {"L": L})
+            except Exception as e:
+                return f"{g.code} raised {type(e).__name__}: {e}"
+            if not ok:
+                if g.kind == "TENSOR_MATCH":
+                    idx = int(g.code.rsplit("[", 1)[1].rstrip("])"))
+                    value = eval(g.source_name, self._ns, {"L": L})
+                    return tensor_mismatch(_short(g.source_name), value,
+                                           self.guard_set.tensor_specs[idx])
+                return g.code
+        return "(all guards pass)"

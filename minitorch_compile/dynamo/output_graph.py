@@ -1,0 +1,205 @@
+"""``OutputGraph``: the graph being captured, its inputs, guards and fake mode.
+
+Mirrors ``torch/_dynamo/output_graph.py``.  One ``OutputGraph`` is shared by the frame's
+interpreter and every function it inlines.  It owns
+
+* ``graph`` — the fx graph; ``call()`` adds a node *and* computes its example value by running
+  the same function on fake tensors (so shapes are known and errors surface while tracing);
+* graph inputs — one placeholder per tensor source, named after it (``l_inputs_x_``); the
+  tensors themselves become the backend's ``example_inputs``;
+* ``guards`` — a ``GuardSet``;
+* globals to install in the frame's module (``__compiled_fn_0``) when the entry is created.
+
+``compile_subgraph`` finishes the graph: outputs are the tensors the frame's return value needs
+(inputs passed through unchanged are reloaded from their source instead), then the backend
+compiles the ``GraphModule``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .._dispatch import state as _dispatch_state
+from .._tensor import Tensor
+from ..autograd.grad_mode import _set_grad_enabled
+from ..fx import FakeTensorMode, Graph, GraphModule
+from .exc import unimplemented
+from .variables.base import VariableTracker
+from .variables.dicts import ConstDictVariable
+from .variables.lists import BaseListVariable, SliceVariable
+from .variables.tensor import TensorVariable, wrap_fx_proxy
+
+_compiled_fn_counter = itertools.count()
+
+
+class GraphArg:
+    def __init__(self, source, example: Tensor, node, fake):
+        self.source, self.example, self.node, self.fake = source, example, node, fake
+
+
+class OutputGraph:
+    def __init__(self, f_globals: dict, code):
+        from .guards import GuardSet
+
+        self.f_globals = f_globals
+        self.code = code
+        self.graph = Graph()
+        self.graphargs: list[GraphArg] = []
+        self.source_cache: dict = {}
+        self.guards = GuardSet()
+        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self.globals_to_install: dict = {}
+        self.grad_enabled = _dispatch_state.grad_enabled
+        self.initial_grad_enabled = self.grad_enabled
+        self.guards.add("GRAD_MODE", None, value=self.grad_enabled)
+        self.compiled_fn_name: str | None = None
+        self.gm: GraphModule | None = None
+        self.output_vts: list[TensorVariable] = []
+        self.instruction_count = 0
+        self._globals_dicts: dict[int, str] = {}
+
+    def globals_dict_name(self, f_globals: dict) -> str:
+        """A global of the frame's module holding another module's globals (for sources of
+        globals read by inlined functions from other modules)."""
+        name = self._globals_dicts.get(id(f_globals))
+        if name is None:
+            mod = f_globals.get("__name__", "module").replace(".", "_")
+            name = self._globals_dicts[id(f_globals)] = f"__mtc_globals_{mod}_{id(f_globals)}"
+            self.globals_to_install[name] = f_globals
+            self.f_globals.setdefault(name, f_globals)  # guards read it before installation
+        return name
+
+    # ---------------------------------------------------------------- inputs
+    def add_graph_input(self, tx, source, value: Tensor) -> TensorVariable:
+        from ..nn import Parameter
+
+        self.guards.add("TENSOR_MATCH", source, value=value)
+        name = source.placeholder_name()
+        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
+        with self.graph.inserting_before(first_op) if first_op is not None else _nullctx():
+            node = self.graph.placeholder(name)
+        fake = self.fake_mode.from_tensor(value)
+        node.meta["example_value"] = fake
+        node.meta["grapharg"] = source
+        self.graphargs.append(GraphArg(source, value, node, fake))
+        cls = Parameter if isinstance(value, Parameter) else Tensor
+        return TensorVariable(node, fake, source, class_type=cls)
+
+    # ---------------------------------------------------------------- nodes
+    def example_of(self, vt):
+        """The example value of a tracker: fake tensors, constants, nested containers."""
+        if isinstance(vt, TensorVariable):
+            return vt.example_value
+        if isinstance(vt, SliceVariable):
+            return vt.as_python_constant()
+        if isinstance(vt, BaseListVariable):
+            return vt.python_type()(self.example_of(i) for i in vt.items) \
+                if vt.python_type() is not range else vt.as_python_constant()
+        if isinstance(vt, ConstDictVariable):
+            return {k: self.example_of(v) for k, v in vt.items.items()}
+        try:
+            return vt.as_python_constant()
+        except NotImplementedError:
+            unimplemented(f"{vt} cannot be an argument of a graph operation")
+
+    def node_arg(self, vt):
+        """The fx argument for a tracker: its node, or a constant (nested as needed)."""
+        if isinstance(vt, TensorVariable):
+            return vt.proxy
+        if isinstance(vt, SliceVariable):
+            return vt.as_python_constant()
+        if isinstance(vt, BaseListVariable):
+            items = [self.node_arg(i) for i in vt.items]
+            t = vt.python_type()
+            return tuple(items) if issubclass(t, tuple) else (
+                vt.as_python_constant() if t is range else items)
+        if isinstance(vt, ConstDictVariable):
+            return {k: self.node_arg(v) for k, v in vt.items.items()}
+        if isinstance(vt, VariableTracker):
+            try:
+                return vt.as_python_constant()
+            except NotImplementedError:
+                unimplemented(f"{vt} cannot be an argument of a graph operation")
+        return vt
+
+    def call(self, tx, kind: str, target, args: list, kwargs: dict):
+        """Add ``target(*args, **kwargs)`` to the graph; return the tracker of its result."""
+        ex_args = [self.example_of(a) for a in args]
+        ex_kwargs = {k: self.example_of(v) for k, v in kwargs.items()}
+        try:
+            with self.fake_mode:
+                if kind == "call_method":
+                    example = getattr(ex_args[0], target)(*ex_args[1:], **ex_kwargs)
+                else:
+                    example = target(*ex_args, **ex_kwargs)
+        except Exception as e:  # eager mode will raise the same error for the user
+            name = target if isinstance(target, str) else getattr(target, "__name__", target)
+            unimplemented(f"{name} raised {type(e).__name__} while tracing: {e}")
+        node = self.graph.create_node(kind, target, tuple(self.node_arg(a) for a in args),
+                                      {k: self.node_arg(v) for k, v in kwargs.items()})
+        node.meta["example_value"] = example
+        node.meta["stack_trace"] = tx.current_user_line()
+        return wrap_fx_proxy(tx, node, example)
+
+    def set_grad_mode(self, tx, mode: bool) -> None:
+        """Switch grad mode for the ops traced next, and record the switch in the graph."""
+        if mode == self.grad_enabled:
+            return
+        node = self.graph.call_function(_set_grad_enabled, (mode,))
+        node.meta["stack_trace"] = tx.current_user_line()
+        self.grad_enabled = mode
+        _dispatch_state.grad_enabled = mode
+
+    def restore_global_state(self) -> None:
+        _dispatch_state.grad_enabled = self.initial_grad_enabled
+
+    # ---------------------------------------------------------------- finishing
+    def has_ops(self) -> bool:
+        return any(n.op not in ("placeholder", "output") for n in self.graph.nodes)
+
+    def compile_subgraph(self, tx, return_vt, backend) -> None:
+        """Make the graph's outputs, compile it with the backend, install it as a global."""
+        if self.grad_enabled != self.initial_grad_enabled:
+            self.set_grad_mode(tx, self.initial_grad_enabled)
+        outputs: list[TensorVariable] = []
+        seen: set = set()
+
+        def collect(vt):
+            if isinstance(vt, TensorVariable):
+                if vt.proxy.op != "placeholder" and id(vt.proxy) not in seen:
+                    seen.add(id(vt.proxy))
+                    outputs.append(vt)
+            elif isinstance(vt, BaseListVariable):
+                for i in vt.items:
+                    collect(i)
+            elif isinstance(vt, ConstDictVariable):
+                for i in vt.items.values():
+                    collect(i)
+
+        collect(return_vt)
+        self.output_vts = outputs
+        if not self.has_ops():
+            return
+        self.graph.output(tuple(v.proxy for v in outputs))
+        self.graph.eliminate_dead_code()
+        self.gm = GraphModule({}, self.graph)
+        example_inputs = [a.example for a in self.graphargs]
+        compiled = backend(self.gm, example_inputs)
+        self.compiled_fn_name = f"__compiled_fn_{next(_compiled_fn_counter)}"
+        self.globals_to_install[self.compiled_fn_name] = compiled
+
+    def install_globals(self) -> None:
+        self.f_globals.update(self.globals_to_install)
+
+    @property
+    def input_sources(self) -> list:
+        return [a.source for a in self.graphargs]
+
+
+class _nullctx:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+

@@ -1,0 +1,133 @@
+"""Sources: where a value came from, as an expression (``torch/_dynamo/source.py``).
+
+Every value the tracer reads from outside the frame remembers its *source* — ``L['x']`` (a
+local/argument), ``G['scale']`` (a global), ``L['mod'].training`` (an attribute),
+``L['inputs']['x']`` (an item).  A source serves three purposes:
+
+* **guards** are written in terms of it: ``___check_tensor(L['inputs']['x'], ...)``;
+* **graph inputs** are named after it: ``L['inputs']['x']`` becomes placeholder
+  ``l_inputs_x_`` (non-identifier characters become ``_``, runs collapse, as in torch);
+* **reconstruction**: the transformed bytecode reloads the value by emitting the instructions
+  for the expression (``LOAD_FAST inputs; LOAD_CONST 'x'; BINARY_SUBSCR``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+class Source:
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def reconstruct(self, codegen) -> None:
+        raise NotImplementedError
+
+    @property
+    def root(self) -> Source:
+        return self
+
+    def is_local(self) -> bool:
+        return isinstance(self.root, LocalSource)
+
+    def placeholder_name(self) -> str:
+        """``L['inputs']['x']`` -> ``l_inputs_x_``."""
+        s = re.sub(r"[^a-zA-Z0-9]", "_", self.name())
+        s = re.sub(r"_+", "_", s)
+        return s[0].lower() + s[1:]
+
+    def __str__(self) -> str:
+        return self.name()
+
+
+@dataclass(frozen=True)
+class LocalSource(Source):
+    local_name: str
+
+    def name(self) -> str:
+        return f"L[{self.local_name!r}]"
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_local(self.local_name)
+
+
+@dataclass(frozen=True)
+class GlobalSource(Source):
+    global_name: str
+
+    def name(self) -> str:
+        return f"G[{self.global_name!r}]"
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_global(self.global_name)
+
+
+@dataclass(frozen=True)
+class AttrSource(Source):
+    base: Source
+    member: str
+
+    def name(self) -> str:
+        return f"{self.base.name()}.{self.member}"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        self.base.reconstruct(codegen)
+        codegen.load_attr(self.member)
+
+
+@dataclass(frozen=True)
+class GetItemSource(Source):
+    base: Source
+    index: object
+
+    def name(self) -> str:
+        return f"{self.base.name()}[{self.index!r}]"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        self.base.reconstruct(codegen)
+        codegen.load_const(self.index)
+        codegen.binary_subscr()
+
+
+@dataclass(frozen=True)
+class ClosureSource(Source):
+    """The contents of cell ``index`` of a function's ``__closure__``."""
+
+    base: Source
+    index: int
+
+    def name(self) -> str:
+        return f"{self.base.name()}.__closure__[{self.index}].cell_contents"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        self.base.reconstruct(codegen)
+        codegen.load_attr("__closure__")
+        codegen.load_const(self.index)
+        codegen.binary_subscr()
+        codegen.load_attr("cell_contents")
+
+
+@dataclass(frozen=True)
+class FreeVarSource(Source):
+    """A free variable of the frame being compiled (its closure cell)."""
+
+    var_name: str
+
+    def name(self) -> str:
+        return f"L[{self.var_name!r}]"
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_deref(self.var_name)

@@ -1,0 +1,146 @@
+"""``VariableBuilder``: turn a real value read from the frame into a tracker, with guards.
+
+Mirrors ``torch/_dynamo/variables/builder.py``.  The type of the value picks the tracker, and
+the tracker's assumptions become guards on the value's source:
+
+================================  =======================  =================================
+value                             tracker                  guard
+================================  =======================  =================================
+Tensor / Parameter                TensorVariable (input)   TENSOR_MATCH
+int, float, bool, str, None, ...  ConstantVariable         CONSTANT_MATCH / EQUALS_MATCH
+tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LENGTH
+dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
+nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
+Python function                   UserFunctionVariable     ID_MATCH
+mtc function / op / module        TorchVariable            ID_MATCH
+builtin / operator function       BuiltinVariable          (name not shadowed in globals)
+Python module                     PythonModuleVariable     ID_MATCH
+class                             UserDefinedClass...      ID_MATCH
+other objects                     UserDefinedObject...     TYPE_MATCH
+================================  =======================  =================================
+
+Values built from the same source twice give the same tracker (one graph input per source).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+
+from ..._tensor import Tensor
+from ..exc import unimplemented
+from ..source import GetItemSource, GlobalSource
+from .builtin import BuiltinVariable
+from .constant import ConstantVariable, is_constant_value
+from .dicts import ConstDictVariable
+from .functions import UserFunctionVariable, UserMethodVariable
+from .lists import ListVariable, NamedTupleVariable, RangeVariable, TupleVariable
+from .misc import PythonModuleVariable, UserDefinedClassVariable, UserDefinedObjectVariable
+from .nn_module import NNModuleVariable
+from .torch import TorchVariable, is_mtc_object
+
+_BUILTIN_IDS = {id(v) for v in vars(builtins).values() if callable(v)} | \
+    {id(v) for v in vars(operator).values() if callable(v)}
+
+
+class VariableBuilder:
+    def __init__(self, tx, source, guard: bool = True):
+        self.tx = tx
+        self.source = source
+        self.guard = guard
+
+    def __call__(self, value):
+        out = self.tx.output
+        if self.source is not None:
+            key = self.source.name()
+            cached = out.source_cache.get(key)
+            if cached is not None:
+                return cached
+            vt = self._wrap(value)
+            out.source_cache[key] = vt
+            return vt
+        return self._wrap(value)
+
+    def _guard(self, kind, **extra) -> None:
+        if self.source is not None and self.guard:
+            self.tx.output.guards.add(kind, self.source, **extra)
+
+    def _wrap(self, value):
+        from ...nn import Module
+        from ..eval_frame import _JitFunction
+
+        src = self.source
+        if isinstance(value, _JitFunction):  # a compiled function called from traced code
+            value = value.fn                  # is inlined like any other function
+        if isinstance(value, Tensor):
+            if src is None:
+                unimplemented("a tensor reached through a value without a source (e.g. a "
+                              "default argument of a nested function) cannot be a graph input")
+            return self.tx.output.add_graph_input(self.tx, src, value)
+        if is_constant_value(value):
+            self._guard("CONSTANT_MATCH", value=value)
+            return ConstantVariable(value, src)
+        if isinstance(value, range):
+            self._guard("CONSTANT_MATCH", value=value)
+            return RangeVariable(value, src)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            self._guard("TYPE_MATCH", value=value)
+            return NamedTupleVariable(self._items(value), type(value), src)
+        if type(value) in (tuple, list):
+            self._guard("TYPE_MATCH", value=value)
+            self._guard("LIST_LENGTH", value=value)
+            cls = TupleVariable if isinstance(value, tuple) else ListVariable
+            return cls(self._items(value), src)
+        if type(value) is dict:
+            if not all(is_constant_value(k) for k in value):
+                unimplemented("dict with non-constant keys")
+            self._guard("TYPE_MATCH", value=value)
+            self._guard("DICT_KEYS", value=value)
+            return ConstDictVariable({k: self._child(GetItemSource(src, k) if src else None, v)
+                                      for k, v in value.items()}, src)
+        if isinstance(value, Module):
+            self._guard("NN_MODULE", value=value)
+            return NNModuleVariable(value, src)
+        if id(value) in _BUILTIN_IDS and callable(value):
+            if isinstance(src, GlobalSource):
+                self._guard("BUILTIN_NOT_SHADOWED", value=value)
+            return BuiltinVariable(value, src)
+        if is_mtc_object(value):
+            self._guard("ID_MATCH", value=value)
+            return TorchVariable(value, src)
+        if isinstance(value, types.FunctionType):
+            self._guard("ID_MATCH", value=value)
+            return UserFunctionVariable(value, src)
+        if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
+            from ..source import AttrSource
+
+            self_src = AttrSource(src, "__self__") if src is not None else None
+            obj = self._child(self_src, value.__self__)
+            return UserMethodVariable(value.__func__, obj)
+        if isinstance(value, types.ModuleType):
+            self._guard("ID_MATCH", value=value)
+            return PythonModuleVariable(value, src)
+        if isinstance(value, type):
+            self._guard("ID_MATCH", value=value)
+            return UserDefinedClassVariable(value, src)
+        if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
+            unimplemented(f"calling the C function {getattr(value, '__qualname__', value)} "
+                          "cannot be traced")
+        self._guard("TYPE_MATCH", value=value)
+        return UserDefinedObjectVariable(value, src)
+
+    def _child(self, source, value):
+        return VariableBuilder(self.tx, source)(value)
+
+    def _items(self, seq) -> list:
+        src = self.source
+        return [self._child(GetItemSource(src, i) if src is not None else None, v)
+                for i, v in enumerate(seq)]
+
+
+def wrap_constant_attr(vt, name):
+    value = getattr(vt.as_python_constant(), name)
+    if is_constant_value(value):
+        return ConstantVariable(value)
+    unimplemented(f"attribute {name!r} of {vt} is not a constant")

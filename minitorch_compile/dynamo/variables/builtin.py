@@ -1,0 +1,334 @@
+"""Python builtins and ``operator`` functions (``variables/builtin.py``).
+
+Three outcomes for ``builtin(*args)``:
+
+1. all arguments are constants and the builtin is pure → *fold* it now (``len``, ``range``,
+   ``min``, ``2 * 3``);
+2. a tensor is involved and the builtin is an operator → a ``call_function`` node on
+   ``operator.*`` (``x * 2`` becomes ``mul = l_x_ * 2``);
+3. containers and iterators are handled structurally (``len(list)``, ``zip``, ``enumerate``,
+   ``isinstance``, ``sum`` over tensors ...).
+
+Anything else — ``print``, ``open``, ``id``, conversions of tensors to Python numbers — is
+``Unsupported`` with the reason.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+from ..exc import unimplemented
+from .base import VariableTracker
+from .constant import ConstantVariable, is_constant_value
+from .dicts import ConstDictVariable
+from .lists import (
+    BaseListVariable,
+    ListIteratorVariable,
+    ListVariable,
+    RangeVariable,
+    SizeVariable,
+    SliceVariable,
+    TupleVariable,
+)
+from .tensor import TensorVariable
+
+BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+              operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
+              operator.xor, operator.lshift, operator.rshift, operator.lt, operator.le,
+              operator.gt, operator.ge, operator.eq, operator.ne, operator.iadd, operator.isub,
+              operator.imul, operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow,
+              operator.imatmul, operator.iand, operator.ior, operator.ixor}
+UNARY_OPS = {operator.neg, operator.pos, operator.invert, operator.abs}
+_INPLACE_TO_PLAIN = {operator.iadd: operator.add, operator.isub: operator.sub,
+                     operator.imul: operator.mul, operator.itruediv: operator.truediv,
+                     operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
+                     operator.ipow: operator.pow, operator.imatmul: operator.matmul,
+                     operator.iand: operator.and_, operator.ior: operator.or_,
+                     operator.ixor: operator.xor}
+_PURE_BUILTINS = {abs, all, any, bool, chr, divmod, float, format, frozenset, hash, int, len,
+                  max, min, ord, pow, repr, round, sorted, str, sum, tuple, list, isinstance,
+                  issubclass, callable, hasattr, reversed, range, slice}
+_UNSUPPORTED = {print: "print() writes output (I/O)", open: "open() does I/O",
+                id: "id() of a traced value", input: "input() does I/O",
+                exec: "exec()", eval: "eval()", setattr: "setattr() (a side effect)",
+                delattr: "delattr() (a side effect)", globals: "globals()", locals: "locals()",
+                vars: "vars()"}
+
+
+def _is_tensor(v) -> bool:
+    return isinstance(v, TensorVariable)
+
+
+class BuiltinVariable(VariableTracker):
+    def __init__(self, fn, source=None):
+        super().__init__(source)
+        self.fn = fn
+
+    def as_python_constant(self):
+        return self.fn
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def __repr__(self) -> str:
+        return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
+
+    # ------------------------------------------------------------------ dispatch
+    def call_function(self, tx, args, kwargs):
+        fn = self.fn
+        if fn in _UNSUPPORTED:
+            unimplemented(f"{_UNSUPPORTED[fn]} cannot be captured into a graph")
+        handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
+        if handler is not None:
+            result = handler(tx, *args, **kwargs)
+            if result is not None:
+                return result
+        if fn in BINARY_OPS and len(args) == 2 and not kwargs:
+            return self._binary(tx, fn, *args)
+        if fn in UNARY_OPS and len(args) == 1 and any(map(_is_tensor, args)):
+            return tx.output.call(tx, "call_function", fn, list(args), {})
+        if fn in _PURE_BUILTINS or fn in BINARY_OPS or fn in UNARY_OPS or fn in (
+                operator.not_, operator.truth, operator.getitem, operator.contains,
+                operator.is_, operator.is_not, operator.index):
+            return self._fold(args, kwargs)
+        unimplemented(f"builtin {getattr(fn, '__name__', fn)}() is not supported")
+
+    def _fold(self, args, kwargs):
+        try:
+            cargs = [a.as_python_constant() for a in args]
+            ckw = {k: v.as_python_constant() for k, v in kwargs.items()}
+        except NotImplementedError:
+            unimplemented(f"{getattr(self.fn, '__name__', self.fn)}() with non-constant "
+                          f"arguments {args}")
+        try:
+            value = self.fn(*cargs, **ckw)
+        except Exception as e:  # the user's code raises here: let eager mode raise it
+            unimplemented(f"{type(e).__name__} raised by {self.fn.__name__}() inside traced "
+                          f"code: {e}")
+        return _wrap_const(value)
+
+    def _binary(self, tx, fn, a, b):
+        if _is_tensor(a) or _is_tensor(b):
+            if isinstance(a, (BaseListVariable, ConstDictVariable)) or isinstance(
+                    b, (BaseListVariable, ConstDictVariable)):
+                if not (a.is_python_constant() or _is_tensor(a)) or not (
+                        b.is_python_constant() or _is_tensor(b)):
+                    unimplemented(f"{fn.__name__} between a tensor and a container")
+            return tx.output.call(tx, "call_function", fn, [a, b], {})
+        plain = _INPLACE_TO_PLAIN.get(fn, fn)
+        if isinstance(a, BaseListVariable) and plain in (operator.add, operator.mul):
+            if plain is operator.add and isinstance(b, BaseListVariable):
+                if fn is operator.iadd and isinstance(a, ListVariable):
+                    a.call_method(tx, "extend", [b], {})
+                    return a
+                cls = SizeVariable if isinstance(a, SizeVariable) else type(a)
+                if cls not in (ListVariable, TupleVariable, SizeVariable):
+                    cls = TupleVariable if isinstance(a.as_python_constant(), tuple) \
+                        else ListVariable
+                return cls(a.items + b.items)
+            if plain is operator.mul and b.is_python_constant():
+                return type(a)(a.items * b.as_python_constant()) if type(a) in (
+                    ListVariable, TupleVariable) else TupleVariable(a.items *
+                                                                    b.as_python_constant())
+        if plain in (operator.eq, operator.ne) and not (a.is_python_constant() and
+                                                        b.is_python_constant()):
+            same = _same_object(a, b)
+            if same is not None:
+                return ConstantVariable(same if plain is operator.eq else not same)
+        return BuiltinVariable(plain)._fold([a, b], {})
+
+    # ------------------------------------------------------------------ specific builtins
+    def _call_len(self, tx, obj):
+        if _is_tensor(obj):
+            if obj.example_value.ndim == 0:
+                unimplemented("len() of a 0-d tensor")
+            return ConstantVariable(obj.example_value.shape[0])
+        return obj.call_method(tx, "__len__", [], {})
+
+    def _call_isinstance(self, tx, obj, cls):
+        classes = cls.as_python_constant()
+        return ConstantVariable(issubclass(obj.python_type(), classes))
+
+    def _call_issubclass(self, tx, a, b):
+        return None  # fold
+
+    def _call_range(self, tx, *args):
+        return RangeVariable(range(*[a.as_python_constant() for a in args]))
+
+    def _call_slice(self, tx, *args):
+        parts = list(args) + [ConstantVariable(None)] * (3 - len(args))
+        if len(args) == 1:
+            parts = [ConstantVariable(None), args[0], ConstantVariable(None)]
+        return SliceVariable(*parts)
+
+    def _call_enumerate(self, tx, seq, start=None):
+        s = start.as_python_constant() if start is not None else 0
+        items = seq.unpack_var_sequence(tx)
+        return ListIteratorVariable([TupleVariable([ConstantVariable(i + s), v])
+                                     for i, v in enumerate(items)])
+
+    def _call_zip(self, tx, *seqs, **kwargs):
+        lists = [s.unpack_var_sequence(tx) for s in seqs]
+        return ListIteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
+
+    def _call_iter(self, tx, obj):
+        if isinstance(obj, ListIteratorVariable):
+            return obj
+        return ListIteratorVariable(obj.unpack_var_sequence(tx))
+
+    def _call_next(self, tx, it, *default):
+        item = it.next_variable(tx) if isinstance(it, ListIteratorVariable) else None
+        if item is None:
+            if default:
+                return default[0]
+            unimplemented("next() on an exhausted iterator (StopIteration) inside traced code")
+        return item
+
+    def _call_reversed(self, tx, seq):
+        return ListIteratorVariable(list(reversed(seq.unpack_var_sequence(tx))))
+
+    def _call_tuple(self, tx, seq=None):
+        return TupleVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
+
+    def _call_list(self, tx, seq=None):
+        return ListVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
+
+    def _call_dict(self, tx, *args, **kwargs):
+        items = {}
+        if args:
+            src = args[0]
+            if isinstance(src, ConstDictVariable):
+                items.update(src.items)
+            else:
+                for pair in src.unpack_var_sequence(tx):
+                    k, v = pair.unpack_var_sequence(tx)
+                    items[k.as_python_constant()] = v
+        items.update(kwargs)
+        return ConstDictVariable(items)
+
+    def _reduce_minmax(self, tx, args, pick):
+        if len(args) == 1:
+            args = args[0].unpack_var_sequence(tx)
+        if any(map(_is_tensor, args)):
+            unimplemented(f"{pick.__name__}() over tensors compares their values")
+        return None
+
+    def _call_min(self, tx, *args, **kwargs):
+        return self._reduce_minmax(tx, args, builtins.min)
+
+    def _call_max(self, tx, *args, **kwargs):
+        return self._reduce_minmax(tx, args, builtins.max)
+
+    def _call_sum(self, tx, seq, start=None):
+        items = seq.unpack_var_sequence(tx)
+        if any(map(_is_tensor, items)):
+            acc = start if start is not None else ConstantVariable(0)
+            for item in items:
+                acc = BuiltinVariable(operator.add).call_function(tx, [acc, item], {})
+            return acc
+        return _wrap_const(builtins.sum([i.as_python_constant() for i in items],
+                                        start.as_python_constant() if start else 0))
+
+    def _call_abs(self, tx, x):
+        if _is_tensor(x):
+            return tx.output.call(tx, "call_function", builtins.abs, [x], {})
+        return None
+
+    def _data_dependent(self, name, x):
+        if _is_tensor(x):
+            unimplemented(f"data-dependent operation: {name}() of a tensor needs its value")
+        return None
+
+    def _call_int(self, tx, x=None, *rest):
+        return self._data_dependent("int", x)
+
+    def _call_float(self, tx, x=None):
+        return self._data_dependent("float", x)
+
+    def _call_bool(self, tx, x=None):
+        if x is not None and not _is_tensor(x):
+            return ConstantVariable(x.bool_value(tx))
+        return self._data_dependent("bool", x)
+
+    def _call_getattr(self, tx, obj, name, *default):
+        try:
+            return obj.var_getattr(tx, name.as_python_constant())
+        except Exception:
+            if default:
+                return default[0]
+            raise
+
+    def _call_hasattr(self, tx, obj, name):
+        if obj.is_python_constant() and not isinstance(obj, TensorVariable):
+            return ConstantVariable(hasattr(obj.as_python_constant(), name.as_python_constant()))
+        if _is_tensor(obj):
+            from ..._tensor import Tensor
+
+            return ConstantVariable(hasattr(Tensor, name.as_python_constant()))
+        unimplemented(f"hasattr() on {obj}")
+
+    def _call_type(self, tx, obj):
+        from .misc import UserDefinedClassVariable
+
+        return UserDefinedClassVariable(obj.python_type())
+
+    def _call_callable(self, tx, obj):
+        from .functions import BaseUserFunctionVariable
+
+        if isinstance(obj, BaseUserFunctionVariable):
+            return ConstantVariable(True)
+        return None
+
+    def _call_getitem(self, tx, obj, index):
+        if _is_tensor(obj):
+            return obj.call_method(tx, "__getitem__", [index], {})
+        if hasattr(obj, "getitem"):
+            return obj.getitem(tx, index)
+        return obj.call_method(tx, "__getitem__", [index], {})
+
+    def _call_contains(self, tx, container, item):
+        if isinstance(container, (BaseListVariable, ConstDictVariable)):
+            return container.call_method(tx, "__contains__", [item], {})
+        return None
+
+    def _call_is_(self, tx, a, b):
+        same = _same_object(a, b)
+        return ConstantVariable(same) if same is not None else None
+
+    def _call_is_not(self, tx, a, b):
+        same = _same_object(a, b)
+        return ConstantVariable(not same) if same is not None else None
+
+    def _call_not_(self, tx, a):
+        return ConstantVariable(not a.bool_value(tx))
+
+    def _call_truth(self, tx, a):
+        return ConstantVariable(a.bool_value(tx))
+
+
+def _same_object(a, b):
+    """``a is b`` when it is knowable at compile time, else None."""
+    if a is b:
+        return True
+    if a.is_python_constant() and b.is_python_constant() and not isinstance(
+            a, (BaseListVariable, ConstDictVariable)):
+        return a.as_python_constant() is b.as_python_constant()
+    if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
+        return a.proxy is b.proxy
+    if _is_tensor(a) or _is_tensor(b):
+        other = b if _is_tensor(a) else a
+        if other.is_python_constant() or not _is_tensor(other):
+            return False
+    return None
+
+
+def _wrap_const(value):
+    if is_constant_value(value):
+        return ConstantVariable(value)
+    if isinstance(value, range):
+        return RangeVariable(value)
+    if isinstance(value, (tuple, list)) and all(is_constant_value(v) for v in value):
+        cls = TupleVariable if isinstance(value, tuple) else ListVariable
+        return cls([ConstantVariable(v) for v in value])
+    unimplemented(f"folding produced an unsupported {type(value).__name__}")

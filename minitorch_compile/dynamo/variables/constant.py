@@ -1,0 +1,55 @@
+"""Constants: numbers, strings, None, bools, dtypes, devices, slices, Ellipsis.
+
+A ``ConstantVariable`` is a value fully known while tracing.  Operations on constants are
+*folded*: ``2 * 3`` becomes ``6`` in the tracer and no graph node is made.  Constants read from
+the frame's inputs are guarded (``EQUALS_MATCH``), so a different value recompiles.
+"""
+
+from __future__ import annotations
+
+from ... import _dtype
+from ..._device import device
+from ..exc import unimplemented
+from .base import VariableTracker
+
+CONSTANT_TYPES = (int, float, bool, str, bytes, type(None), complex, type(Ellipsis),
+                  _dtype.dtype, device, type(NotImplemented))
+
+
+def is_constant_value(v) -> bool:
+    if isinstance(v, CONSTANT_TYPES):
+        return True
+    if isinstance(v, slice):
+        return all(is_constant_value(x) for x in (v.start, v.stop, v.step))
+    return False
+
+
+class ConstantVariable(VariableTracker):
+    def __init__(self, value, source=None):
+        super().__init__(source)
+        self.value = value
+
+    def as_python_constant(self):
+        return self.value
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def call_method(self, tx, name, args, kwargs):
+        consts = [a.as_python_constant() for a in args if a.is_python_constant()]
+        if len(consts) == len(args) and all(v.is_python_constant() for v in kwargs.values()):
+            method = getattr(self.value, name, None)
+            if method is None:
+                unimplemented(f"{type(self.value).__name__} has no method {name!r}")
+            kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+            return ConstantVariable(method(*consts, **kw))
+        unimplemented(f"method {name} of constant {self.value!r} with non-constant arguments")
+
+    def var_getattr(self, tx, name):
+        return ConstantVariable(getattr(self.value, name))
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_const(self.value)
+
+    def __repr__(self) -> str:
+        return f"ConstantVariable({self.value!r})"

@@ -1,0 +1,225 @@
+"""User functions, methods and closures (``variables/functions.py``).
+
+Calling a Python function while tracing *inlines* it: a child interpreter runs the callee's
+bytecode on the caller's graph, with the arguments bound to its parameters (defaults,
+``*args``, ``**kwargs`` and keyword-only arguments included).  Three kinds of callee:
+
+* ``UserFunctionVariable`` — a real function object read from the frame (guarded by identity);
+  its closure cells are read through their source;
+* ``UserMethodVariable`` — a function bound to a tracked object (``self.helper(x)``,
+  ``mod.forward``);
+* ``NestedUserFunctionVariable`` — a function *created* while tracing (``def inner():`` and
+  every comprehension in CPython 3.11, which is a hidden nested function); its closure reads
+  and writes the creating frame's variables through cells.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+from ..exc import unimplemented
+from ..source import AttrSource, ClosureSource, GetItemSource
+from .base import VariableTracker
+from .dicts import ConstDictVariable
+from .lists import TupleVariable
+
+
+class ValueCell:
+    """A read-only closure cell of a real function."""
+
+    def __init__(self, vt):
+        self.vt = vt
+
+    def get(self):
+        return self.vt
+
+    def set(self, vt):
+        unimplemented("assigning to a closure variable of a function defined outside the "
+                      "compiled frame (nonlocal side effect) is not supported")
+
+
+class FrameCell:
+    """A cell shared with the frame that created a nested function."""
+
+    def __init__(self, tx, name: str):
+        self.tx, self.name = tx, name
+
+    def get(self):
+        if self.name not in self.tx.symbolic_locals:
+            self.tx.materialize_local(self.name)  # an argument not read yet, or an error
+        return self.tx.symbolic_locals[self.name]
+
+    def set(self, vt):
+        self.tx.symbolic_locals[self.name] = vt
+
+
+def bind_args(tx, fn_obj, args, kwargs, default_vt) -> dict:
+    """Bind tracker arguments to ``fn_obj``'s parameters; defaults via ``default_vt(kind, i)``."""
+    sig = inspect.signature(fn_obj)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        unimplemented(f"calling {fn_obj.__qualname__}: {e}")
+    result = {}
+    params = list(sig.parameters.values())
+    code = fn_obj.__code__
+    n_args = code.co_argcount + code.co_kwonlyargcount
+    # inspect renames a comprehension's ".0" parameter; the code object has the real names
+    real = list(code.co_varnames[:n_args])
+    if code.co_flags & 0x04:
+        real.append(code.co_varnames[n_args])
+    if code.co_flags & 0x08:
+        real.append(code.co_varnames[n_args + bool(code.co_flags & 0x04)])
+    order = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)] + \
+        [p for p in params if p.kind == p.KEYWORD_ONLY] + \
+        [p for p in params if p.kind == p.VAR_POSITIONAL] + \
+        [p for p in params if p.kind == p.VAR_KEYWORD]
+    real_name = {p.name: r for p, r in zip(order, real)}
+    n_pos_defaults = len(fn_obj.__defaults__ or ())
+    n_positional = sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    for i, p in enumerate(params):
+        key = real_name.get(p.name, p.name)
+        if p.name in bound.arguments:
+            v = bound.arguments[p.name]
+            if p.kind == p.VAR_POSITIONAL:
+                v = TupleVariable(list(v))
+            elif p.kind == p.VAR_KEYWORD:
+                v = ConstDictVariable(dict(v))
+            result[key] = v
+        elif p.kind == p.VAR_POSITIONAL:
+            result[key] = TupleVariable([])
+        elif p.kind == p.VAR_KEYWORD:
+            result[key] = ConstDictVariable({})
+        elif p.kind == p.KEYWORD_ONLY:
+            result[key] = default_vt("kwdefaults", p.name)
+        else:
+            result[key] = default_vt("defaults", i - (n_positional - n_pos_defaults))
+    return result
+
+
+class BaseUserFunctionVariable(VariableTracker):
+    def get_code(self):
+        raise NotImplementedError
+
+    def get_globals(self) -> dict:
+        raise NotImplementedError
+
+    def bind(self, tx, args, kwargs) -> dict:
+        raise NotImplementedError
+
+    def closure_cells(self, tx) -> dict:
+        return {}
+
+    def call_function(self, tx, args, kwargs):
+        return tx.inline_user_function_return(self, args, kwargs)
+
+
+class UserFunctionVariable(BaseUserFunctionVariable):
+    def __init__(self, fn, source=None):
+        super().__init__(source)
+        if not isinstance(fn, types.FunctionType):
+            unimplemented(f"{fn!r} is not a Python function")
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def as_python_constant(self):
+        return self.fn
+
+    def get_code(self):
+        return self.fn.__code__
+
+    def get_globals(self) -> dict:
+        return self.fn.__globals__
+
+    def _default(self, tx, kind, key):
+        from .builder import VariableBuilder
+
+        value = (self.fn.__defaults__[key] if kind == "defaults"
+                 else self.fn.__kwdefaults__[key])
+        src = None
+        if self.source is not None:
+            src = GetItemSource(AttrSource(self.source, f"__{kind}__"), key)
+        return VariableBuilder(tx, src)(value)
+
+    def bind(self, tx, args, kwargs):
+        return bind_args(tx, self.fn, args, kwargs, lambda k, i: self._default(tx, k, i))
+
+    def closure_cells(self, tx) -> dict:
+        from .builder import VariableBuilder
+
+        cells = {}
+        for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars,
+                                             self.fn.__closure__ or ())):
+            src = ClosureSource(self.source, i) if self.source is not None else None
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                unimplemented(f"free variable {name!r} of {self.fn.__qualname__} is empty")
+            cells[name] = ValueCell(VariableBuilder(tx, src)(value))
+        return cells
+
+    def __repr__(self) -> str:
+        return f"UserFunctionVariable({self.fn.__qualname__})"
+
+
+class UserMethodVariable(UserFunctionVariable):
+    """``obj.method`` where ``method`` is a Python function: call with ``obj`` first."""
+
+    def __init__(self, fn, obj_vt, source=None):
+        super().__init__(fn, source)
+        self.obj = obj_vt
+
+    def call_function(self, tx, args, kwargs):
+        return tx.inline_user_function_return(self, [self.obj] + list(args), kwargs)
+
+    def __repr__(self) -> str:
+        return f"UserMethodVariable({self.fn.__qualname__})"
+
+
+class NestedUserFunctionVariable(BaseUserFunctionVariable):
+    """A function made by MAKE_FUNCTION during tracing (closures, comprehensions, lambdas)."""
+
+    def __init__(self, code, qualname, f_globals, defaults=None, kwdefaults=None, closure=None):
+        super().__init__()
+        self.code = code
+        self.qualname = qualname
+        self.f_globals = f_globals
+        self.defaults = defaults  # TupleVariable or None
+        self.kwdefaults = kwdefaults  # ConstDictVariable or None
+        self.closure = closure or {}  # free var name -> cell
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def get_code(self):
+        return self.code
+
+    def get_globals(self) -> dict:
+        return self.f_globals
+
+    def closure_cells(self, tx) -> dict:
+        return dict(self.closure)
+
+    def bind(self, tx, args, kwargs):
+        n_def = len(self.defaults.items) if self.defaults else 0
+        kwd = dict(self.kwdefaults.items) if self.kwdefaults else {}
+        dummy = types.FunctionType(self.code, {}, self.code.co_name,
+                                   tuple(range(n_def)) or None,
+                                   tuple(types.CellType() for _ in self.code.co_freevars) or None)
+        dummy.__kwdefaults__ = {k: None for k in kwd} or None
+
+        def default(kind, key):
+            return self.defaults.items[key] if kind == "defaults" else kwd[key]
+
+        return bind_args(tx, dummy, args, kwargs, default)
+
+    def reconstruct(self, codegen) -> None:
+        unimplemented(f"returning the nested function {self.qualname} from a compiled frame is "
+                      "not supported")
+
+    def __repr__(self) -> str:
+        return f"NestedUserFunctionVariable({self.qualname})"
+

@@ -1,0 +1,236 @@
+"""Sequences: lists, tuples (and ``Size``), ranges, slices and iterators.
+
+Containers hold trackers, not values, so a list can mix constants and graph tensors.  A list
+built during tracing may be mutated freely; mutating a list that came from the frame's inputs
+(it has a source) would be a side effect the transformed code must replay — not supported yet,
+so it is reported as ``Unsupported`` and the frame runs eagerly.
+"""
+
+from __future__ import annotations
+
+from ..._size import Size
+from ..exc import unimplemented
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+
+class BaseListVariable(VariableTracker):
+    python_cls: type = list
+
+    def __init__(self, items, source=None):
+        super().__init__(source)
+        self.items = list(items)
+        self.mutated = False
+
+    def python_type(self) -> type:
+        return self.python_cls
+
+    def as_python_constant(self):
+        return self.python_cls([v.as_python_constant() for v in self.items])
+
+    def has_unpack_var_sequence(self, tx) -> bool:
+        return True
+
+    def unpack_var_sequence(self, tx) -> list:
+        return list(self.items)
+
+    def bool_value(self, tx) -> bool:
+        return bool(self.items)
+
+    def getitem(self, tx, index_vt) -> VariableTracker:
+        index = index_vt.as_python_constant()
+        if isinstance(index, slice):
+            return self.new_like(self.items[index])
+        try:
+            return self.items[index]
+        except IndexError:
+            unimplemented(f"{self.python_cls.__name__} index {index} out of range")
+        except TypeError:
+            unimplemented(f"{self.python_cls.__name__} index of type {type(index).__name__}")
+
+    def new_like(self, items) -> BaseListVariable:
+        return type(self)(items)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        if name == "__len__":
+            return ConstantVariable(len(self.items))
+        if name == "__contains__":
+            target = args[0].as_python_constant()
+            return ConstantVariable(any(i.is_python_constant() and i.as_python_constant()
+                                        == target for i in self.items))
+        if name in ("index", "count"):
+            consts = [i.as_python_constant() for i in self.items]
+            return ConstantVariable(getattr(consts, name)(args[0].as_python_constant()))
+        unimplemented(f"{self.python_cls.__name__}.{name} is not supported")
+
+    def reconstruct(self, codegen) -> None:
+        if self.source is not None and not self.mutated:
+            self.source.reconstruct(codegen)  # keep the identity of an input container
+            return
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.build(self.python_cls, len(self.items))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.items!r})"
+
+
+class ListVariable(BaseListVariable):
+    python_cls = list
+
+    def _mutate(self) -> None:
+        if self.source is not None:
+            unimplemented(f"mutating the input list {self.source.name()} (a side effect) is not "
+                          "supported")
+        self.mutated = True
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "append":
+            self._mutate()
+            self.items.append(args[0])
+            return ConstantVariable(None)
+        if name == "extend":
+            self._mutate()
+            self.items.extend(args[0].unpack_var_sequence(tx))
+            return ConstantVariable(None)
+        if name == "insert":
+            self._mutate()
+            self.items.insert(args[0].as_python_constant(), args[1])
+            return ConstantVariable(None)
+        if name == "pop":
+            self._mutate()
+            return self.items.pop(args[0].as_python_constant() if args else -1)
+        if name == "__setitem__":
+            self._mutate()
+            index = args[0].as_python_constant()
+            if isinstance(index, slice):
+                self.items[index] = args[1].unpack_var_sequence(tx)
+            else:
+                self.items[index] = args[1]
+            return ConstantVariable(None)
+        if name == "reverse":
+            self._mutate()
+            self.items.reverse()
+            return ConstantVariable(None)
+        if name == "copy":
+            return ListVariable(list(self.items))
+        return super().call_method(tx, name, args, kwargs)
+
+
+class TupleVariable(BaseListVariable):
+    python_cls = tuple
+
+
+class SizeVariable(TupleVariable):
+    """``x.shape``: a tuple of ints that stays a ``Size`` under slicing and ``+``."""
+
+    python_cls = Size
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_global_object("___Size", Size)
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.build(tuple, len(self.items))
+        codegen.call(1)
+
+
+class NamedTupleVariable(TupleVariable):
+    """A namedtuple (``values, indices = x.max(dim)``): items plus field names."""
+
+    def __init__(self, items, tuple_cls, source=None):
+        super().__init__(items, source)
+        self.tuple_cls = tuple_cls
+
+    def python_type(self) -> type:
+        return self.tuple_cls
+
+    def new_like(self, items):
+        return TupleVariable(items)
+
+    def as_python_constant(self):
+        return self.tuple_cls(*[v.as_python_constant() for v in self.items])
+
+    def var_getattr(self, tx, name):
+        fields = self.tuple_cls._fields
+        if name in fields:
+            return self.items[fields.index(name)]
+        unimplemented(f"{self.tuple_cls.__name__} has no field {name!r}")
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_global_object(f"___{self.tuple_cls.__name__}", self.tuple_cls)
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.call(len(self.items))
+
+
+class RangeVariable(BaseListVariable):
+    python_cls = range
+
+    def __init__(self, r: range, source=None):
+        super().__init__([ConstantVariable(i) for i in r], source)
+        self.range = r
+
+    def as_python_constant(self):
+        return self.range
+
+    def getitem(self, tx, index_vt):
+        index = index_vt.as_python_constant()
+        if isinstance(index, slice):
+            return RangeVariable(self.range[index])
+        return ConstantVariable(self.range[index])
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_const(self.range)
+
+
+class SliceVariable(VariableTracker):
+    def __init__(self, start, stop, step):
+        super().__init__()
+        self.parts = (start, stop, step)
+
+    def as_python_constant(self):
+        return slice(*(p.as_python_constant() for p in self.parts))
+
+    def python_type(self) -> type:
+        return slice
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_const(self.as_python_constant())
+
+
+class ListIteratorVariable(VariableTracker):
+    """An iterator over known items (lists, ranges, dict keys, zip, enumerate, ...)."""
+
+    def __init__(self, items, index: int = 0):
+        super().__init__()
+        self.items = list(items)
+        self.index = index
+
+    def next_variable(self, tx):
+        """The next item, or ``None`` when exhausted (the tracer ends the loop)."""
+        if self.index >= len(self.items):
+            return None
+        item = self.items[self.index]
+        self.index += 1
+        return item
+
+    def has_unpack_var_sequence(self, tx) -> bool:
+        return True
+
+    def unpack_var_sequence(self, tx) -> list:
+        rest = self.items[self.index:]
+        self.index = len(self.items)
+        return rest
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__next__":
+            item = self.next_variable(tx)
+            if item is None:
+                unimplemented("StopIteration raised by next() inside traced code")
+            return item
+        return super().call_method(tx, name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"ListIteratorVariable({len(self.items) - self.index} left)"

@@ -1,0 +1,179 @@
+"""Everything else the tracer meets: bound attributes, NULL, grad-mode contexts, Python modules,
+plain user objects and classes (``variables/misc.py``, ``user_defined.py``, ``ctx_manager.py``).
+"""
+
+from __future__ import annotations
+
+import types
+
+from ..exc import unimplemented
+from ..source import AttrSource
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+
+class NullVariable(VariableTracker):
+    """The NULL CPython 3.11 pushes below a callable (``PUSH_NULL``, ``LOAD_GLOBAL``)."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+class GetAttrVariable(VariableTracker):
+    """``obj.name`` not yet called: calling it is ``obj.call_method(name, ...)``."""
+
+    def __init__(self, obj, name: str):
+        super().__init__()
+        self.obj, self.name = obj, name
+
+    def call_function(self, tx, args, kwargs):
+        return self.obj.call_method(tx, self.name, list(args), kwargs)
+
+    def __repr__(self) -> str:
+        return f"GetAttrVariable({self.obj!r}, {self.name!r})"
+
+
+class ClosureCellVariable(VariableTracker):
+    """What ``LOAD_CLOSURE name`` pushes: a reference to the frame's cell ``name``."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.cell = cell
+
+
+class GradModeVariable(VariableTracker):
+    """``with mtc.no_grad():`` / ``enable_grad()`` / ``set_grad_enabled(b)``.
+
+    Entering switches grad mode for the ops traced inside *and* records a
+    ``_set_grad_enabled`` node, so the graph itself switches at run time, as in torch.
+    """
+
+    def __init__(self, target_mode: bool, initially_set: bool = False):
+        super().__init__()
+        self.target_mode = target_mode
+        self.prev = None
+
+    def enter(self, tx):
+        self.prev = tx.output.grad_enabled
+        tx.output.set_grad_mode(tx, self.target_mode)
+        return ConstantVariable(None)
+
+    def exit(self, tx):
+        tx.output.set_grad_mode(tx, self.prev)
+        return ConstantVariable(None)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__enter__":
+            return self.enter(tx)
+        if name == "__exit__":
+            return self.exit(tx)
+        unimplemented(f"grad-mode context method {name}")
+
+    def call_function(self, tx, args, kwargs):
+        # used as a decorator: @mtc.no_grad() def f(...)
+        unimplemented("grad-mode objects used as decorators inside compiled code")
+
+
+class WithExitFunctionVariable(VariableTracker):
+    """The bound ``__exit__`` that BEFORE_WITH leaves on the stack."""
+
+    def __init__(self, ctx):
+        super().__init__()
+        self.ctx = ctx
+
+    def call_function(self, tx, args, kwargs):
+        return self.ctx.call_method(tx, "__exit__", args, kwargs)
+
+
+class PythonModuleVariable(VariableTracker):
+    def __init__(self, module: types.ModuleType, source=None):
+        super().__init__(source)
+        self.module = module
+
+    def python_type(self) -> type:
+        return types.ModuleType
+
+    def as_python_constant(self):
+        return self.module
+
+    def var_getattr(self, tx, name):
+        from .builder import VariableBuilder
+
+        if not hasattr(self.module, name):
+            unimplemented(f"module {self.module.__name__} has no attribute {name!r}")
+        src = AttrSource(self.source, name) if self.source is not None else None
+        return VariableBuilder(tx, src)(getattr(self.module, name))
+
+    def __repr__(self) -> str:
+        return f"PythonModuleVariable({self.module.__name__})"
+
+
+class UserDefinedClassVariable(VariableTracker):
+    def __init__(self, cls: type, source=None):
+        super().__init__(source)
+        self.cls = cls
+
+    def python_type(self) -> type:
+        return type
+
+    def as_python_constant(self):
+        return self.cls
+
+    def var_getattr(self, tx, name):
+        from .builder import VariableBuilder
+
+        src = AttrSource(self.source, name) if self.source is not None else None
+        value = getattr(self.cls, name)
+        if isinstance(value, (staticmethod, classmethod)):
+            value = getattr(self.cls, name)
+        return VariableBuilder(tx, src)(value)
+
+    def call_function(self, tx, args, kwargs):
+        unimplemented(f"creating an instance of {self.cls.__qualname__} inside compiled code is "
+                      "not supported")
+
+    def __repr__(self) -> str:
+        return f"UserDefinedClassVariable({self.cls.__qualname__})"
+
+
+class UserDefinedObjectVariable(VariableTracker):
+    """A plain Python object read from the frame: attribute reads are traced and guarded."""
+
+    def __init__(self, value, source=None):
+        super().__init__(source)
+        self.value = value
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def var_getattr(self, tx, name):
+        from .builder import VariableBuilder
+        from .functions import UserFunctionVariable, UserMethodVariable
+
+        src = AttrSource(self.source, name) if self.source is not None else None
+        cls_attr = getattr(type(self.value), name, None)
+        if isinstance(cls_attr, property):
+            return UserFunctionVariable(cls_attr.fget).call_function(tx, [self], {})
+        if name in getattr(self.value, "__dict__", {}):
+            return VariableBuilder(tx, src)(self.value.__dict__[name])
+        if isinstance(cls_attr, types.FunctionType):
+            return UserMethodVariable(cls_attr, self)
+        if isinstance(cls_attr, (staticmethod,)):
+            return VariableBuilder(tx, None)(cls_attr.__func__)
+        if cls_attr is not None and not callable(cls_attr):
+            return VariableBuilder(tx, src)(cls_attr)
+        if hasattr(self.value, name):
+            unimplemented(f"attribute {name!r} of {type(self.value).__name__} objects "
+                          "(C method or descriptor) is not supported")
+        unimplemented(f"{type(self.value).__name__} object has no attribute {name!r}")
+
+    def call_function(self, tx, args, kwargs):
+        call = getattr(type(self.value), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            from .functions import UserMethodVariable
+
+            return UserMethodVariable(call, self).call_function(tx, args, kwargs)
+        unimplemented(f"calling a {type(self.value).__name__} object is not supported")
+
+    def __repr__(self) -> str:
+        return f"UserDefinedObjectVariable({type(self.value).__name__})"

@@ -1,0 +1,124 @@
+"""``nn.Module``s in the tracer (``variables/nn_module.py``).
+
+A module read from the frame is guarded by identity and training flag (``NN_MODULE``).
+Calling it inlines ``type(mod).forward`` with ``self`` bound to the tracker.  Its attributes
+are read through torch's paths, so sources — and therefore placeholder names — match torch's:
+a parameter is ``L['mod']._modules['lin']._parameters['weight']``, which becomes the graph input
+``l_mod_modules_lin_parameters_weight_``.  Containers (``Sequential``, ``ModuleList``,
+``ModuleDict``) iterate and index over their children at compile time.
+"""
+
+from __future__ import annotations
+
+import types
+
+from ..exc import unimplemented
+from ..source import AttrSource, GetItemSource
+from .base import VariableTracker
+from .constant import ConstantVariable
+from .lists import TupleVariable
+
+
+def _sub(source, container: str, key):
+    return GetItemSource(AttrSource(source, container), key) if source is not None else None
+
+
+class NNModuleVariable(VariableTracker):
+    def __init__(self, module, source=None):
+        super().__init__(source)
+        self.module = module
+
+    def python_type(self) -> type:
+        return type(self.module)
+
+    def as_python_constant(self):
+        return self.module
+
+    def _child(self, tx, name):
+        from .builder import VariableBuilder
+
+        return VariableBuilder(tx, _sub(self.source, "_modules", name))(
+            self.module._modules[name])
+
+    def var_getattr(self, tx, name):
+        from .builder import VariableBuilder
+        from .functions import UserFunctionVariable, UserMethodVariable
+
+        m = self.module
+        d = m.__dict__
+        if name in d.get("_parameters", {}):
+            return VariableBuilder(tx, _sub(self.source, "_parameters", name))(
+                d["_parameters"][name])
+        if name in d.get("_buffers", {}):
+            return VariableBuilder(tx, _sub(self.source, "_buffers", name))(d["_buffers"][name])
+        if name in d.get("_modules", {}):
+            return self._child(tx, name)
+        if name == "training":
+            return ConstantVariable(m.training)  # pinned by the NN_MODULE guard
+        src = AttrSource(self.source, name) if self.source is not None else None
+        if name in d:
+            return VariableBuilder(tx, src)(d[name])
+        cls_attr = getattr(type(m), name, None)
+        if isinstance(cls_attr, property):
+            return UserFunctionVariable(cls_attr.fget).call_function(tx, [self], {})
+        if isinstance(cls_attr, types.FunctionType):
+            return UserMethodVariable(cls_attr, self)
+        if isinstance(cls_attr, staticmethod):
+            return VariableBuilder(tx, None)(cls_attr.__func__)
+        if cls_attr is not None and not callable(cls_attr):
+            return VariableBuilder(tx, src)(cls_attr)
+        unimplemented(f"attribute {name!r} of module {type(m).__name__} is not supported")
+
+    def call_function(self, tx, args, kwargs):
+        from .functions import UserMethodVariable
+
+        m = self.module
+        if m._forward_hooks or m._forward_pre_hooks:
+            unimplemented(f"module {type(m).__name__} has forward hooks")
+        forward = type(m).forward
+        if not isinstance(forward, types.FunctionType):
+            unimplemented(f"{type(m).__name__}.forward is not a Python function")
+        return UserMethodVariable(forward, self).call_function(tx, args, kwargs)
+
+    def call_method(self, tx, name, args, kwargs):
+        from ...nn import ModuleDict
+
+        m = self.module
+        if name == "__getitem__":
+            key = args[0].as_python_constant()
+            names = list(m._modules)
+            if isinstance(m, ModuleDict):
+                return self._child(tx, key)
+            if isinstance(key, slice):
+                unimplemented("slicing a module container")
+            return self._child(tx, names[key])
+        if name == "__len__":
+            return ConstantVariable(len(m._modules))
+        if name in ("children", "values"):
+            return TupleVariable([self._child(tx, n) for n in m._modules])
+        if name == "keys":
+            return TupleVariable([ConstantVariable(n) for n in m._modules])
+        if name in ("items", "named_children"):
+            return TupleVariable([TupleVariable([ConstantVariable(n), self._child(tx, n)])
+                                  for n in m._modules])
+        if name in ("parameters", "named_parameters", "buffers", "modules", "train", "eval",
+                    "zero_grad", "register_buffer", "to", "apply"):
+            unimplemented(f"Module.{name}() inside compiled code is not supported")
+        return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+
+    def has_unpack_var_sequence(self, tx) -> bool:
+        from ...nn import ModuleDict, ModuleList, Sequential
+
+        return isinstance(self.module, (Sequential, ModuleList, ModuleDict))
+
+    def unpack_var_sequence(self, tx) -> list:
+        from ...nn import ModuleDict
+
+        if not self.has_unpack_var_sequence(tx):
+            unimplemented(f"iterating over a {type(self.module).__name__}")
+        if isinstance(self.module, ModuleDict):
+            return [ConstantVariable(n) for n in self.module._modules]
+        return [self._child(tx, n) for n in self.module._modules]
+
+    def __repr__(self) -> str:
+        return f"NNModuleVariable({type(self.module).__name__})"

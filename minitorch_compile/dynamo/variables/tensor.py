@@ -1,0 +1,130 @@
+"""Tensors in the tracer: a graph node plus a fake example value (``variables/tensor.py``).
+
+A ``TensorVariable`` stands for a tensor the graph computes (or takes as input).  It carries
+
+* ``proxy`` — the fx node producing it;
+* ``example_value`` — a ``FakeTensor`` with its shape, dtype, device and strides, computed by
+  running the same op on fake inputs.  Metadata questions (``x.shape``, ``x.dtype``,
+  ``x.dim()``) are answered from it at compile time and become constants; questions about
+  *values* (``x.item()``, ``if x.sum() > 0:``) cannot be, and are reported as unsupported.
+
+Every other method call becomes a ``call_method`` node (``l_x_.cos()``), Python operators
+become ``call_function`` nodes on ``operator.*`` (``mul = l_x_ * 2``), as in torch's graphs.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from ..._size import Size
+from ..._tensor import Tensor
+from ..exc import unimplemented
+from .base import VariableTracker
+from .constant import ConstantVariable, is_constant_value
+from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+
+# metadata attributes answered at compile time (TENSOR_MATCH guards pin all of them)
+_CONST_ATTRS = {"dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_npu",
+                "is_cpu", "is_meta", "layout"}
+_CONST_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
+                  "is_floating_point", "element_size", "__len__"}
+_DATA_DEPENDENT = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
+                   "data_ptr", "__array__"}
+_AUTOGRAD_STATE = {"backward", "register_hook", "retain_grad", "grad", "grad_fn", "_version",
+                   "_base", "data", "requires_grad_"}
+
+
+class TensorVariable(VariableTracker):
+    def __init__(self, proxy, example_value, source=None, class_type=Tensor):
+        super().__init__(source)
+        self.proxy = proxy
+        self.example_value = example_value
+        self.class_type = class_type
+
+    def python_type(self) -> type:
+        return self.class_type
+
+    def bool_value(self, tx) -> bool:
+        unimplemented("data-dependent branching: the truth value of a tensor (`if tensor:`) is "
+                      "only known at run time")
+
+    def var_getattr(self, tx, name):
+        ex = self.example_value
+        if name == "shape":
+            return SizeVariable([ConstantVariable(s) for s in ex.shape])
+        if name in _CONST_ATTRS:
+            return ConstantVariable(getattr(ex, name))
+        if name in ("T", "mT"):
+            return tx.output.call(tx, "call_function", getattr,
+                                  [self, ConstantVariable(name)], {})
+        if name in _AUTOGRAD_STATE or name in _DATA_DEPENDENT:
+            unimplemented(f"Tensor.{name} reads autograd state or data (not capturable)")
+        if callable(getattr(Tensor, name, None)):
+            from .misc import GetAttrVariable
+
+            return GetAttrVariable(self, name)
+        unimplemented(f"Tensor attribute {name!r} is not supported")
+
+    def call_method(self, tx, name, args, kwargs):
+        ex = self.example_value
+        if name in _CONST_METHODS:
+            consts = [a.as_python_constant() for a in args]
+            value = getattr(ex, name)(*consts, **{k: v.as_python_constant()
+                                                  for k, v in kwargs.items()})
+            if isinstance(value, Size):
+                return SizeVariable([ConstantVariable(s) for s in value])
+            if isinstance(value, tuple):
+                return TupleVariable([ConstantVariable(s) for s in value])
+            return ConstantVariable(value)
+        if name in _DATA_DEPENDENT:
+            unimplemented(f"data-dependent operation: Tensor.{name}() needs the tensor's values, "
+                          "which are only known at run time")
+        if name in _AUTOGRAD_STATE:
+            unimplemented(f"Tensor.{name}() inside a compiled region is not supported")
+        if name == "__getitem__":
+            return tx.output.call(tx, "call_function", operator.getitem, [self] + args, kwargs)
+        if name == "__setitem__":
+            return tx.output.call(tx, "call_function", operator.setitem, [self] + args, kwargs)
+        return tx.output.call(tx, "call_method", name, [self] + list(args), kwargs)
+
+    def has_unpack_var_sequence(self, tx) -> bool:
+        return self.example_value.ndim > 0
+
+    def unpack_var_sequence(self, tx) -> list:
+        n = self.example_value.shape[0] if self.example_value.ndim else 0
+        return [tx.output.call(tx, "call_function", operator.getitem,
+                               [self, ConstantVariable(i)], {}) for i in range(n)]
+
+    def reconstruct(self, codegen) -> None:
+        codegen.reconstruct_tensor(self)
+
+    def __repr__(self) -> str:
+        return f"TensorVariable({self.proxy.name})"
+
+
+def wrap_fx_proxy(tx, node, example) -> VariableTracker:
+    """Wrap a node's example value as a tracker (tuples of tensors get ``getitem`` nodes)."""
+    from ...nn import Parameter
+
+    if isinstance(example, Tensor):
+        cls = Parameter if isinstance(example, Parameter) else Tensor
+        return TensorVariable(node, example, class_type=cls)
+    if isinstance(example, (tuple, list)):
+        items = []
+        for i, e in enumerate(example):
+            if isinstance(e, Tensor):
+                item = tx.output.graph.call_function(operator.getitem, (node, i))
+                item.meta["example_value"] = e
+                items.append(TensorVariable(item, e))
+            elif is_constant_value(e):
+                items.append(ConstantVariable(e))
+            else:
+                unimplemented(f"op returned a {type(e).__name__} inside a sequence")
+        if isinstance(example, tuple) and hasattr(example, "_fields"):
+            return NamedTupleVariable(items, type(example))
+        if isinstance(example, Size):
+            return SizeVariable(items)
+        return TupleVariable(items) if isinstance(example, tuple) else ListVariable(items)
+    if is_constant_value(example):
+        return ConstantVariable(example)
+    unimplemented(f"op returned an unsupported value of type {type(example).__name__}")
