@@ -365,3 +365,15 @@ def test_tutorial_custom_functions_match_eager():
     # AOTTransformedTwoCosine saves one tensor (the input); the naive one saves one per cos
     _, x0 = AOT.apply(inp)
     assert x0 is inp  # an input returned unchanged passes through
+
+
+def test_leaf_gradients_never_alias():
+    a, b = mtc.randn(3, requires_grad=True), mtc.randn(3, requires_grad=True)
+    (a + b).sum().backward()
+    assert a.grad is not b.grad
+    a.grad.mul_(0)
+    assert b.grad.tolist() == [1.0, 1.0, 1.0]
+    g = mtc.ones(3)
+    x = mtc.randn(3, requires_grad=True)
+    x.backward(g)
+    assert x.grad is not g

@@ -110,6 +110,8 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
             heapq.heappush(heap, (-node.sequence_nr, id(node), node))
 
     prev = state.grad_enabled
+    prev_claimed = AccumulateGrad.claimed
+    AccumulateGrad.claimed = {id(g) for g in grad_roots}
     state.grad_enabled = create_graph
     try:
         while heap:
@@ -149,4 +151,5 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
                     heapq.heappush(heap, (-nxt.sequence_nr, id(nxt), nxt))
     finally:
         state.grad_enabled = prev
+        AccumulateGrad.claimed = prev_claimed
     return results

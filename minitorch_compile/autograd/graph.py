@@ -89,7 +89,14 @@ class SavedTensor:
 
 
 class AccumulateGrad(Node):
-    """The sink of a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
+    """The sink of a leaf tensor: adds the incoming gradient into ``leaf.grad``.
+
+    The first gradient is stored as is — unless that very tensor object already went to
+    another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
+    by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
+    """
+
+    claimed: set | None = None  # ids of gradients already handed out in this backward run
 
     def __init__(self, variable):
         super().__init__()
@@ -103,7 +110,15 @@ class AccumulateGrad(Node):
             return []
         if not state.grad_enabled and g.requires_grad:
             g = g.detach()
-        v.grad = g if v.grad is None else v.grad + g
+        if v.grad is None:
+            claimed = AccumulateGrad.claimed
+            if claimed is not None:
+                if id(g) in claimed:
+                    g = g.clone()
+                claimed.add(id(g))
+            v.grad = g
+        else:
+            v.grad = v.grad + g
         return []
 
 
