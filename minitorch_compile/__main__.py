@@ -2,8 +2,8 @@
 
 Commands:
 
-``tour``   a short guided walk through the eager foundation (``_tour.py``); ``--step NAME``
-           (repeatable) runs only the named steps, ``--list`` names them.
+``tour``   a short guided walk through the eager foundation and Dynamo (``_tour.py``);
+           ``--step NAME`` (repeatable) runs only the named steps, ``--list`` names them.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ def main(argv: list[str] | None = None) -> int:
         description="minitorch_compile: PyTorch's compiler stack, re-implemented to be read.")
     commands = parser.add_subparsers(dest="command", metavar="command")
     commands.required = True
-    tour = commands.add_parser("tour", help="a guided tour of the eager foundation",
-                               description="A guided tour of the eager foundation.")
+    tour = commands.add_parser("tour", help="a guided tour: eager foundation, then Dynamo",
+                               description="A guided tour of the eager foundation and of "
+                                           "Dynamo (graph capture, guards, cache entries).")
     tour.add_argument("--step", action="append", dest="steps", metavar="NAME",
                       help="run only this step (repeatable); see --list")
     tour.add_argument("--list", action="store_true", help="list the steps and exit")

@@ -1,8 +1,9 @@
 """The guided tour: ``python -m minitorch_compile tour``.
 
-A short, deterministic walk through the eager foundation, one *step* per idea, in the order a
-learner meets them (the longer version is ``docs/eager.md`` and
-``notebooks/00_eager_tour.ipynb``):
+A short, deterministic walk through the eager foundation and Dynamo, one *step* per idea, in the
+order a learner meets them (the longer versions are ``docs/eager.md`` with
+``notebooks/00_eager_tour.ipynb``, and ``docs/dynamo.md`` with
+``notebooks/02_dynamo_guards.ipynb``):
 
 1. ``tensors``      tensors over numpy and torch's type promotion (which is not numpy's);
 2. ``op_table``     the row of ``cos`` in the op table: schema, category, kernel, meta rule,
@@ -11,16 +12,27 @@ learner meets them (the longer version is ``docs/eager.md`` and
                     every op — including the backward ops the autograd engine runs;
 4. ``functions``    the torch.compile tutorial's ``Cosine`` and ``AOTTransformedTwoCosine``;
 5. ``registration`` the three ways torch_npu plugs kernels and ops in (IMPL, DEF, redirection);
-6. ``training``     a 20-step MLP fit, when ``mtc.nn`` and ``mtc.optim`` exist.
+6. ``training``     a 20-step MLP fit, when ``mtc.nn`` and ``mtc.optim`` exist;
+7. ``dynamo``       the tutorial's ``f(x, mod)`` with modules ``A`` and ``B`` under
+                    ``mtc.compile(backend="eager")``: misses and hits, each cache entry's guard,
+                    graph and transformed code (depyf and ``dis``), a recompile with its reason,
+                    and ``function(inputs)``'s data-dependent ``if`` running eagerly.
 
-``STEPS`` is the table of steps; later chapters (graph capture, AOT, Inductor) append theirs.
-Everything prints to stdout and is seeded with ``mtc.manual_seed``, so two runs print the same.
-Every registration a step makes is undone before it returns (``Library._destroy``).
+``STEPS`` is the table of steps; later chapters (AOT, Inductor) append theirs.
+Everything prints to stdout and is seeded with ``mtc.manual_seed``, so a fresh process prints
+the same every time (object ids in guards are shown as ``id(a)``; the ``__compiled_fn_N``
+counter is process-wide, so a second run in one process numbers its graphs on from the first).
+Every registration a step makes is undone before it returns (``Library._destroy``), and the
+dynamo step empties the compile cache (``mtc.dynamo.reset()``) before and after.
 """
 
 from __future__ import annotations
 
 import inspect
+import io
+import logging
+import os
+import re
 import types
 from typing import Callable
 
@@ -376,6 +388,125 @@ def step_training() -> None:
     print(f"loss {trend}: {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 
+# --------------------------------------------------------------------------- 7. Dynamo
+# The tutorial's JIT example, with ``torch`` replaced by ``mtc``.
+
+
+class A(mtc.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return mtc.exp(2 * x)
+
+
+class B(mtc.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return mtc.exp(-x)
+
+
+@mtc.compile(backend="eager")
+def f(x, mod):
+    y = mod(x)
+    z = mtc.log(y)
+    return z
+
+
+@mtc.compile(backend="eager")
+def function(inputs):
+    x = inputs["x"]
+    y = inputs["y"]
+    x = x.cos().cos()
+    if x.mean() > 0.5:
+        x = x / 1.1
+    return x * y
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(mtc.__file__)))
+
+
+def _stable(text: str, names: dict) -> str:
+    """Make compiler output repeatable: object ids become ``id(name)``, paths get shorter."""
+    for obj, name in names.items():
+        text = text.replace(str(id(obj)), f"id({name})")
+    text = text.replace(_PACKAGE_DIR + os.sep, "")
+    # a module's repr in a guard comment carries its file path: keep the module's name only
+    return re.sub(r"\[<module '([\w.]+)' from [^\]]*\]", r"[module \1]", text)
+
+
+def _indented(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line.strip() else "" for line in text.rstrip().splitlines())
+
+
+def step_dynamo() -> None:
+    """The tutorial's f(x, mod) JIT-compiled: cache hits, guards, transformed code."""
+    _title("7. Dynamo: mtc.compile is a JIT with guards and transformed code")
+    mtc.dynamo.reset()  # start from an empty cache
+    mtc.manual_seed(0)
+    a, b = A(), B()
+    x = mtc.randn(5, 5, 5)
+    names = {a: "a", b: "b", mtc: "mtc"}
+    print("@mtc.compile(backend=\"eager\")\ndef f(x, mod):\n    y = mod(x)\n    z = mtc.log(y)"
+          "\n    return z\n")
+    print(f"  {'call':<10}{'entries':<9}{'what happened':<48}the tutorial's simplification")
+    for mod, name in ((a, "a"), (a, "a"), (b, "b"), (b, "b")):
+        before = len(mtc.dynamo.cache_entries(f))
+        out = f(x, mod)
+        after = len(mtc.dynamo.cache_entries(f))
+        expected = 2 * x if mod is a else -x  # the tutorial's hand-simplified f
+        what = (f"miss: traced and compiled entry {after - 1}" if after > before
+                else "hit: a guard passed; transformed code ran")
+        same = mtc.allclose(out, expected, atol=1e-5)
+        print(f"  {'f(x, ' + name + ')':<10}{after:<9}{what:<48}"
+              f"equals {'2 * x' if mod is a else '-x'}: {same}")
+
+    for i, entry in enumerate(mtc.dynamo.cache_entries(f)):
+        print(f"\n-- cache entry {i} " + "-" * 60)
+        print("guard source (runs on every call, before the transformed code):")
+        print(_indented(_stable(entry.guard_source, names)))
+        print("graph code (the GraphModule handed to the backend):")
+        print(_indented(entry.graph_code.strip()))
+        print("transformed code, decompiled by depyf (entry.decompiled()):")
+        print(_indented(entry.decompiled()))
+        print("transformed code, as bytecode (entry.dis()):")
+        print(_indented(entry.dis()))
+
+    print("\nf(x4, a) with x4 of shape [4, 5, 5]: no guard passes, so f is compiled again.")
+    print("The recompiles log (mtc.set_logs(recompiles=True), or MTC_LOGS=recompiles) says why:")
+    x4 = mtc.randn(4, 5, 5)
+    log = logging.getLogger("minitorch_compile.recompiles")
+    saved = log.level, log.propagate
+    captured = io.StringIO()
+    handler = logging.StreamHandler(captured)
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        f(x4, a)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(saved[0])
+        log.propagate = saved[1]
+    print(_indented(_stable(captured.getvalue(), names)))
+    first = mtc.dynamo.cache_entries(f)[0]
+    print("entry 0's guard.failure_reason({'x': x4, 'mod': a}) ->",
+          repr(first.guard.failure_reason({"x": x4, "mod": a})))
+    print("entries now:", len(mtc.dynamo.cache_entries(f)), "(shapes are static: one entry per "
+          "shape; dynamic shapes come later)")
+
+    print("\nThe tutorial's function(inputs) branches on a tensor's value (if x.mean() > 0.5).")
+    inputs = {"x": mtc.randn(10), "y": mtc.randn(10)}
+    function(inputs)
+    entry = mtc.dynamo.cache_entries(function)[0]
+    print("Until graph breaks land it runs eagerly, and its cache entry says why:")
+    print("  entry.is_eager:", entry.is_eager)
+    print("  entry.reason:  ", entry.reason)
+    mtc.dynamo.reset()
+
+
 # --------------------------------------------------------------------------- driver
 
 STEPS: dict[str, Callable[[], None]] = {
@@ -385,6 +516,7 @@ STEPS: dict[str, Callable[[], None]] = {
     "functions": step_functions,
     "registration": step_registration,
     "training": step_training,
+    "dynamo": step_dynamo,
 }
 
 
@@ -394,6 +526,6 @@ def run_tour(steps: list[str] | None = None) -> None:
     unknown = [n for n in names if n not in STEPS]
     if unknown:
         raise ValueError(f"unknown tour step(s) {unknown}; steps are {list(STEPS)}")
-    print("minitorch_compile eager tour — the longer version is docs/eager.md")
+    print("minitorch_compile tour — the longer versions are docs/eager.md and docs/dynamo.md")
     for name in names:
         STEPS[name]()

@@ -1,6 +1,8 @@
 """The guided tour (``python -m minitorch_compile tour``) runs, says what it should, and leaves
 no registration behind."""
 
+import re
+
 import pytest
 
 import minitorch_compile as mtc
@@ -17,7 +19,8 @@ def _run(capsys, steps=None) -> str:
 def test_tour_prints_every_step(capsys):
     out = _run(capsys)
     for title in ("1. tensors", "2. one row of the op table", "3. dispatch keys",
-                  "4. custom autograd Functions", "5. how torch_npu plugs in", "6. a tiny MLP"):
+                  "4. custom autograd Functions", "5. how torch_npu plugs in", "6. a tiny MLP",
+                  "7. Dynamo"):
         assert title in out
 
 
@@ -89,8 +92,44 @@ def test_tour_training_or_skip(capsys):
         assert "skipped: mtc.nn / mtc.optim are not available yet" in out
 
 
+def test_tour_dynamo_cache_hits_and_entries(capsys):
+    out = _run(capsys, ["dynamo"])
+    calls = [ln.split() for ln in out.splitlines() if ln.strip().startswith("f(x, ")]
+    # f(x, a), f(x, a), f(x, b), f(x, b): the second call of each hits the cache
+    assert [(c[1], c[2], c[3]) for c in calls] == [("a)", "1", "miss:"), ("a)", "1", "hit:"),
+                                                    ("b)", "2", "miss:"), ("b)", "2", "hit:")]
+    assert all(c[-1] == "True" for c in calls)  # log(exp(2x)) == 2x, log(exp(-x)) == -x
+    assert out.count("-- cache entry") == 2
+    entry0, entry1 = out.split("-- cache entry")[1:3]
+    for entry, mod, op in ((entry0, "a", "mul = 2 * l_x_"), (entry1, "b", "neg = -l_x_")):
+        assert "def guard(L):" in entry
+        assert "# TENSOR_MATCH L['x']  [float32[5, 5, 5] cpu requires_grad=False]" in entry
+        assert f"___check_obj_id(L['mod'], id({mod}))" in entry  # ids shown by name
+        assert "def forward(self, l_x_):" in entry and op in entry
+        assert "log = mtc.log(exp)" in entry
+        assert re.search(r"___graph_out = __compiled_fn_\d+\(x\)", entry)  # depyf
+        assert "return ___graph_out[0]" in entry
+        assert re.search(r"LOAD_GLOBAL +1 \(NULL \+ __compiled_fn_\d+\)", entry)  # dis
+        assert "RETURN_VALUE" in entry
+    assert not re.search(r"\d{9,}", out)  # no raw object ids: the output is repeatable
+
+
+def test_tour_dynamo_recompile_reason_and_fallback(capsys):
+    out = _run(capsys, ["dynamo"])
+    assert "Recompiling function f in" in out
+    assert "- 0: tensor 'x' size mismatch at index 0. expected 5, actual 4" in out
+    assert "- 1: ___check_obj_id(L['mod'], id(b))" in out
+    assert "entries now: 3" in out
+    assert "entry.is_eager: True" in out
+    assert "data-dependent branching" in out
+    assert mtc.dynamo.cache_entries(_tour.f) == []  # the step leaves the cache empty
+
+
 def test_tour_is_deterministic(capsys):
-    assert _run(capsys) == _run(capsys)
+    def masked(text):  # graph numbers count on across runs in one process
+        return re.sub(r"__compiled_fn_\d+", "__compiled_fn_N", text)
+
+    assert masked(_run(capsys)) == masked(_run(capsys))
 
 
 def test_cli(capsys):
@@ -98,6 +137,7 @@ def test_cli(capsys):
     out = capsys.readouterr().out
     assert "1. tensors" in out and "2. one row" in out and "3. dispatch" not in out
     assert main(["tour", "--list"]) == 0
-    assert "registration" in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert "registration" in listed and "dynamo" in listed
     with pytest.raises(SystemExit):
         main(["tour", "--step", "nope"])
