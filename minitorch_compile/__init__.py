@@ -23,7 +23,7 @@ from .ops import ops
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import library, nn, optim
-from . import fx, viz
+from . import fx, viz, aot
 from . import dynamo
 from .dynamo import compile
 from .dynamo._logging import set_logs

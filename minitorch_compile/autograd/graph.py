@@ -304,7 +304,11 @@ def _inplace_autograd(op, args):
     functional = op.opdef.functional
     derivs = functional.opdef.derivatives if functional is not None else op.opdef.derivatives
     # the node reads the tensor's *old* identity: a fresh alias that shares data and version
-    old = self._alias()
+    # (dispatched, so a tracer records it as an alias of the pre-mutation value)
+    from ..ops._ops import ops
+
+    with exclude(AUTOGRAD):
+        old = ops.aten.alias.default(self)
     old._requires_grad, old.grad_fn, old._output_nr = self.requires_grad, self.grad_fn, \
         self._output_nr
     old._grad_accumulator = self._grad_accumulator
