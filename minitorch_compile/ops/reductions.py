@@ -218,16 +218,24 @@ std = defop("std(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool
 # ---------------------------------------------------------------- all / any (boolean)
 
 
+def _bool_reduce_dims(dim, ndim):
+    """``dim=None`` reduces every dim; unlike sum's legacy ``[]``, ``dim=[]`` reduces none
+    (torch's ``all.dims``/``any.dims``)."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return ()
+    return reduction_dims(dim, ndim)
+
+
 def _bool_reduce_meta(self, dim=None, keepdim=False):
-    return TensorMeta(reduced_shape(self.shape, reduction_dims(dim, self.ndim), keepdim),
+    return TensorMeta(reduced_shape(self.shape, _bool_reduce_dims(dim, self.ndim), keepdim),
                       _dtype.bool_)
 
 
 defop("all(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor",
             REDUCTION, meta=_bool_reduce_meta, differentiable=False,
             kernel=lambda a, dim=None, keepdim=False: np.all(
-                a, axis=reduction_dims(dim, a.ndim), keepdims=keepdim))
+                a, axis=_bool_reduce_dims(dim, a.ndim), keepdims=keepdim))
 defop("any(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor",
             REDUCTION, meta=_bool_reduce_meta, differentiable=False,
             kernel=lambda a, dim=None, keepdim=False: np.any(
-                a, axis=reduction_dims(dim, a.ndim), keepdims=keepdim))
+                a, axis=_bool_reduce_dims(dim, a.ndim), keepdims=keepdim))
