@@ -148,6 +148,9 @@ def _cross_entropy(input, target, weight=None, ignore_index=-100,  # noqa: A002
     class_dim = 0 if input.ndim == 1 else 1
     logp = _log_softmax(input, class_dim)
     if target.dtype.is_floating_point:  # class probabilities
+        if ignore_index != -100:
+            raise RuntimeError("cross_entropy: ignore_index is not supported for floating point "
+                               "target")
         if tuple(target.shape) != tuple(input.shape):
             raise RuntimeError("cross_entropy: expected target of the input's shape for class "
                                "probabilities")
