@@ -4,9 +4,10 @@ A backend receives the captured ``GraphModule`` and the example inputs (real ten
 call that triggered compilation) and returns the callable the transformed bytecode will call.
 ``register_backend`` adds one by name; ``mtc.compile(backend="name")`` looks it up.
 
-Registered here: ``"eager"`` runs the graph's generated ``forward`` as is.  ``"aot_eager"`` and
-``"inductor"`` belong to later stages (AOTAutograd, the code generator); until they land they
-run the graph eagerly and say so once.
+Registered here: ``"eager"`` runs the graph's generated ``forward`` as is.  ``"aot_eager"``
+runs it through AOTAutograd (joint graph, min-cut partition) with both halves run as they are,
+as torch's ``aot_eager`` does.  ``"inductor"`` belongs to a later stage (the code generator);
+until it lands it runs the graph eagerly and says so once.
 """
 
 from __future__ import annotations
@@ -57,5 +58,12 @@ def _not_yet(name: str):
     return backend
 
 
-register_backend(_not_yet("aot_eager"), name="aot_eager")
+@register_backend(name="aot_eager")
+def aot_eager(gm, example_inputs):
+    from ...aot import aot_module_simplified, min_cut_rematerialization_partition, nop
+
+    return aot_module_simplified(gm, example_inputs, nop, nop,
+                                 partition_fn=min_cut_rematerialization_partition)
+
+
 register_backend(_not_yet("inductor"), name="inductor")
