@@ -546,9 +546,10 @@ def _var_ref(a, dim=None, correction=None, keepdim=False):
 
 opinfo("var", _var_sample, _var_ref, same())
 opinfo("std", _var_sample, lambda *a, **k: np.sqrt(_var_ref(*a, **k)), same())
-for _name, _fn in (("all", np.all), ("any", np.any)):
+for _name, _fn in (("all", np.all), ("any", np.any)):  # dim=[] reduces nothing here
     opinfo(_name, _reduce_sample(),
-           lambda a, dim, keepdim, _fn=_fn: _fn(a, axis=_axis(dim, a.ndim), keepdims=keepdim),
+           lambda a, dim, keepdim, _fn=_fn: _fn(a, axis=() if dim == [] else _axis(dim, a.ndim),
+                                                keepdims=keepdim),
            lambda s: BOOL, dtypes=ALL, grad=False)
 
 # ---------------------------------------------------------------- views and shapes
@@ -937,13 +938,14 @@ opinfo("nll_loss", _nll_sample, _nll_ref, same(),
 
 def _cross_entropy_sample(g, dt):
     x, target, c = _class_input(g, dt)
-    if g.bool():  # class probabilities
+    probabilities = g.bool()
+    if probabilities:
         p = g.array(x.shape, dt, "positive")
         cls = 0 if x.ndim == 1 else 1
         target = (p / p.sum(axis=cls, keepdims=True)).astype(dt.np)
     w = g.array((c,), dt, "positive") if g.bool() else None
-    return S(x, target, w, g.choice(_REDUCTIONS), g.choice([-100, 0]),
-             g.choice([0.0, 0.25]))
+    ignore = -100 if probabilities else g.choice([-100, 0])  # torch: no ignore_index for those
+    return S(x, target, w, g.choice(_REDUCTIONS), ignore, g.choice([0.0, 0.25]))
 
 
 def _cross_entropy_ref(x, target, weight=None, reduction="mean", ignore_index=-100,
@@ -1125,6 +1127,20 @@ def map_sample(s: Sample, fn) -> Sample:
             return [fn(a) for a in v]
         return v
     return Sample(tuple(conv(a) for a in s.args), {k: conv(v) for k, v in s.kwargs.items()})
+
+
+def float_leaves(s: Sample) -> list:
+    """The sample's floating arrays, in order: the inputs a gradient check differentiates."""
+    leaves = []
+    map_sample(s, lambda a: leaves.append(a) if a.dtype.kind == "f" else None)
+    return leaves
+
+
+def rebuild(s: Sample, tensors, make) -> Sample:
+    """The sample with its floating arrays replaced by ``tensors`` (in order) and every other
+    array converted by ``make``."""
+    it = iter(tensors)
+    return map_sample(s, lambda a: next(it) if a.dtype.kind == "f" else make(a))
 
 
 def call(info: OpInfo, s: Sample, device=None):

@@ -18,13 +18,14 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from opinfo import OPINFOS, Gen, as_list, inplace_variants, map_sample
 
 import minitorch_compile as mtc
 from minitorch_compile.ops import OP_TABLE
 
+from .opinfo import OPINFOS, Gen, as_list, float_leaves, inplace_variants, rebuild
+
 EPS = 1e-6
-GRAD_EXAMPLES = max(5, settings().max_examples // 3)
+GRAD_EXAMPLES = max(5, settings().max_examples // 2)
 GRAD_OPS = sorted(n for n, info in OPINFOS.items() if info.grad)
 GRAD_INPLACE = dict((n, info) for n, info in inplace_variants() if info.grad)
 SECOND_ORDER = sorted(n for n, info in OPINFOS.items() if info.second_order)
@@ -33,14 +34,7 @@ SECOND_ORDER = sorted(n for n, info in OPINFOS.items() if info.second_order)
 def split_sample(s):
     """The sample's floating arrays (what we differentiate by) and a function that rebuilds
     the call's arguments around given tensors for them."""
-    leaves = []
-    map_sample(s, lambda a: leaves.append(a) if a.dtype.kind == "f" else None)
-
-    def build(tensors):
-        it = iter(tensors)
-        return map_sample(s, lambda a: next(it) if a.dtype.kind == "f" else mtc.tensor(a.copy()))
-
-    return leaves, build
+    return float_leaves(s), lambda tensors: rebuild(s, tensors, lambda a: mtc.tensor(a.copy()))
 
 
 def op_function(op, build, seed: int):

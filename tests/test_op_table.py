@@ -15,12 +15,13 @@ the moment it is added — and fails until it has an OpInfo (``tests/opinfo.py``
 import inspect
 
 import pytest
-from opinfo import OPINFOS
 
 from minitorch_compile import DispatchKey
 from minitorch_compile.ops import CATEGORIES, OP_TABLE
 from minitorch_compile.ops.schema import parse_schema
 from minitorch_compile.ops.table import COMPOSITE, POINTWISE
+
+from .opinfo import OPINFOS
 
 ALL_OPS = sorted(OP_TABLE)
 PRIMITIVES = [n for n in ALL_OPS if OP_TABLE[n].category != COMPOSITE]

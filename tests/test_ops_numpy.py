@@ -14,7 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from opinfo import (
+
+import minitorch_compile as mtc
+from minitorch_compile.ops import OP_TABLE
+
+from .opinfo import (
     F32,
     OPINFOS,
     Gen,
@@ -26,9 +30,6 @@ from opinfo import (
     inplace_variants,
     map_sample,
 )
-
-import minitorch_compile as mtc
-from minitorch_compile.ops import OP_TABLE
 
 NAMES = sorted(OPINFOS)
 
