@@ -216,14 +216,20 @@ div = defop("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tenso
 
 
 def _pow_self(grad, self, exponent):
-    if not isinstance(exponent, F.Tensor) and exponent == 0:
-        return F.zeros_like(grad)
-    return grad * exponent * self ** (exponent - 1)
+    """exponent * self^(exponent - 1), and 0 where exponent == 0 (not 0 * 0^-1 = nan), as
+    torch's ``pow_backward_self``."""
+    if not isinstance(exponent, F.Tensor):
+        return F.zeros_like(grad) if exponent == 0 else grad * exponent * self ** (exponent - 1)
+    return F.where(exponent == 0, 0, grad * exponent * self ** (exponent - 1))
 
 
-def _pow_exponent(grad, self, result):
-    log_self = self.log() if isinstance(self, F.Tensor) else math.log(self)
-    return grad * result * log_self
+def _pow_exponent(grad, self, exponent, result):
+    """result * log(self), and 0 where self == 0 and exponent >= 0 (not 0 * -inf = nan), as
+    torch's ``pow_backward_exponent``; a number base becomes a 0-dim tensor, so a negative one
+    gives nan (as torch) rather than a math domain error."""
+    if not isinstance(self, F.Tensor):
+        self = F.full((), self, dtype=result.dtype, device=result.device)
+    return F.where(F.logical_and(self == 0, exponent >= 0), 0, grad * result * self.log())
 
 
 def _pow_kernel(a, b):
