@@ -202,3 +202,17 @@ def test_non_differentiable_outputs_do_not_require_grad():
     x = mtc.randn(3, requires_grad=True)
     for out in (x.argmax(), x > 0, x.detach(), mtc.max(x, 0).indices):
         assert not out.requires_grad and out.grad_fn is None
+
+
+def test_pow_gradients_at_a_zero_base_are_torch_s_limits_not_nan():
+    """At 0 ** 0 and 0 ** e (e >= 0) finite differences cannot help; torch defines the
+    gradients as 0 there (pow_backward_self / pow_backward_exponent)."""
+    x = mtc.tensor([0.0, 0.0, 2.0], dtype=mtc.float64, requires_grad=True)
+    e = mtc.tensor([0.0, 2.0, 1.5], dtype=mtc.float64, requires_grad=True)
+    gx, ge = mtc.autograd.grad((x ** e).sum(), [x, e])
+    np.testing.assert_allclose(gx.numpy(), [0.0, 0.0, 1.5 * 2 ** 0.5])
+    np.testing.assert_allclose(ge.numpy(), [0.0, 0.0, np.log(2) * 2 ** 1.5])
+    (g,) = mtc.autograd.grad((0 ** e).sum(), e)
+    assert g.tolist() == [0.0, 0.0, 0.0]
+    (g,) = mtc.autograd.grad(((-2.0) ** e).sum(), e)  # log of a negative base: nan, no crash
+    assert np.isnan(g.numpy()).all()
