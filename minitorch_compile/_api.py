@@ -43,24 +43,8 @@ _NOT_PUBLIC = {"slice", "slice_backward", "select_backward", "embedding_dense_ba
 def generate_function(op, name: str, first: str = "input"):
     """A Python function with ``op``'s schema signature that calls the dispatcher."""
     schema = op.schema
-    params, call, star = [], [], False
-    defaults = {}
-    for a in schema.arguments:
-        n = first if a.name == "self" else a.name
-        if a.kwarg_only and not star:
-            params.append("*")
-            star = True
-        if a.has_default:
-            defaults[f"_d_{n}"] = a.default
-            params.append(f"{n}=_d_{n}")
-        else:
-            params.append(n)
-        call.append(n)
-    src = (f"def {name}({', '.join(params)}):\n"
-           f"    return _dispatch(_op, ({''.join(c + ', ' for c in call)}))\n")
-    ns = {"_dispatch": dispatch, "_op": op, **defaults}
-    exec(compile(src, f"<mtc.{name}>", "exec"), ns)
-    fn = ns[name]
+    fn = schema.python_function(name, "_dispatch(_op, ARGS)", {"self": first},
+                                {"_dispatch": dispatch, "_op": op})
     fn.__doc__ = f"``{op.namespace}::{schema}`` (generated from the op table)"
     fn.__module__ = "minitorch_compile"
     fn._mtc_op = op

@@ -122,26 +122,34 @@ class FunctionSchema:
         ret = rets[0] if len(rets) == 1 and not self.returns[0].name else f"({', '.join(rets)})"
         return f"{self.qualified_name}({', '.join(parts)}) -> {ret}"
 
-    def make_binder(self, python_names: dict[str, str] | None = None):
-        """A function with this schema's signature returning the positional argument tuple.
+    def python_function(self, name: str, body: str, python_names: dict | None = None,
+                        namespace: dict | None = None):
+        """A real Python function with this schema's signature, from generated source.
 
-        ``python_names`` renames parameters for the public API (torch calls ``self`` ``input``).
+        ``body`` is one expression over ``ARGS`` — the positional tuple of every argument in
+        schema order — e.g. ``"ARGS"`` (a binder) or ``"_dispatch(_op, ARGS)"``.
+        ``python_names`` renames parameters for the public API (torch calls ``self``
+        ``input``); ``namespace`` supplies the names ``body`` uses.
         """
         names = [(python_names or {}).get(a.name, a.name) for a in self.arguments]
-        params, star, defaults = [], False, {}
+        params, star, ns = [], False, dict(namespace or {})
         for a, n in zip(self.arguments, names):
             if a.kwarg_only and not star:
                 params.append("*")
                 star = True
             if a.has_default:
-                defaults[f"_d_{n}"] = a.default
+                ns[f"_d_{n}"] = a.default
                 params.append(f"{n}=_d_{n}")
             else:
                 params.append(n)
-        body = f"def bind({', '.join(params)}):\n    return ({''.join(n + ', ' for n in names)})\n"
-        namespace = dict(defaults)
-        exec(compile(body, f"<schema {self.qualified_name}>", "exec"), namespace)
-        return namespace["bind"]
+        args = f"({''.join(n + ', ' for n in names)})"
+        src = f"def {name}({', '.join(params)}):\n    return {body.replace('ARGS', args)}\n"
+        exec(compile(src, f"<schema {self.qualified_name}>", "exec"), ns)
+        return ns[name]
+
+    def make_binder(self):
+        """A function with this schema's signature returning the positional argument tuple."""
+        return self.python_function("bind", "ARGS")
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
