@@ -23,6 +23,7 @@ TENSOR_MATCH       class, dtype, device, requires_grad, sizes and strides
 LIST_LENGTH        ``len(v) == n``
 DICT_KEYS          ``list(v.keys()) == [...]`` (order matters, as in Python)
 NN_MODULE          identity and ``training`` flag
+HASATTR            ``hasattr(obj, name)`` is what it was (``getattr`` with a default, ``hasattr``)
 BUILTIN_NOT_SH..   a builtin read via a global name is not shadowed by a global of that name
 GRAD_MODE          grad mode is what it was while tracing
 =================  ==========================================================================
@@ -166,6 +167,10 @@ class GuardSet:
         yield Guard("NN_MODULE", name, f"___check_obj_id({name}, {self._keep(value)}) and "
                                        f"{name}.training == {value.training!r}",
                     type(value).__name__)
+
+    def _build_HASATTR(self, name, value):
+        base, member = name.rsplit(".", 1)  # L['obj'].k -> L['obj'], 'k'
+        yield Guard("HASATTR", name, f"hasattr({base}, {member!r}) is {value!r}")
 
     def _build_BUILTIN_NOT_SHADOWED(self, name, value):
         var = name[3:-2]  # G['len'] -> len

@@ -9,6 +9,9 @@ Python-level work (arithmetic on constants, building lists, unrolling ``for`` lo
 calls) happens *in the tracer*; tensor work becomes nodes in the shared ``OutputGraph``.  A
 call to a user function starts an ``InliningInstructionTranslator`` on the callee's bytecode,
 sharing the graph — so one frame yields one graph however deep the Python call tree is.
+Calling a generator function (a generator expression, too) makes an
+``InliningGeneratorInstructionTranslator`` that runs *lazily*: each ``next`` from its consumer
+resumes the generator's bytecode until its next ``YIELD_VALUE``, as CPython would.
 
 Instructions are read with the ``bytecode`` library; everything that differs between CPython
 versions is in ``_instructions`` and in the few handlers whose names only exist in 3.11.
@@ -34,6 +37,7 @@ from .variables.dicts import ConstDictVariable
 from .variables.functions import FrameCell, NestedUserFunctionVariable, ValueCell
 from .variables.lists import (
     BaseListVariable,
+    GeneratorVariable,
     ListIteratorVariable,
     ListVariable,
     SliceVariable,
@@ -52,7 +56,8 @@ from .variables.tensor import TensorVariable
 
 MAX_INSTRUCTIONS = 200_000
 MAX_INLINE_DEPTH = 32
-_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coro, async gen
+CO_GENERATOR = 0x20
+_COROUTINE_FLAGS = 0x80 | 0x100 | 0x200  # coroutine, iterable coroutine, async generator
 
 BINARY_OPS = {
     "ADD": operator.add, "SUBTRACT": operator.sub, "MULTIPLY": operator.mul,
@@ -103,10 +108,11 @@ class InstructionTranslatorBase:
         self.current_instr = None
         self.returned = False
         self.return_value = None
+        self.paused = False  # a generator stopped at YIELD_VALUE
 
     # ---------------------------------------------------------------- the loop
     def run(self):
-        while not self.returned:
+        while not self.returned and not self.paused:
             if self.ip >= len(self.insts):
                 unimplemented("fell off the end of the bytecode")
             inst = self.insts[self.ip]
@@ -174,13 +180,17 @@ class InstructionTranslatorBase:
 
     def inline_user_function_return(self, fn_vt, args, kwargs):
         code = fn_vt.get_code()
-        if code.co_flags & _GENERATOR_FLAGS:
-            unimplemented(f"generator or coroutine function {code.co_name}")
+        if code.co_flags & _COROUTINE_FLAGS:
+            unimplemented(f"coroutine or async generator function {code.co_name}")
         if self.depth >= MAX_INLINE_DEPTH:
             unimplemented("inlining recursion too deep")
         bound = fn_vt.bind(self, args, kwargs)
-        child = InliningInstructionTranslator(code, fn_vt.get_globals(), bound, self.output,
-                                              fn_vt.closure_cells(self), self.depth + 1)
+        cls = InliningGeneratorInstructionTranslator if code.co_flags & CO_GENERATOR else \
+            InliningInstructionTranslator
+        child = cls(code, fn_vt.get_globals(), bound, self.output, fn_vt.closure_cells(self),
+                    self.depth + 1)
+        if code.co_flags & CO_GENERATOR:
+            return GeneratorVariable(child)  # nothing runs until the first next()
         return child.run()
 
     # ================================================================ stack and locals
@@ -588,6 +598,31 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 class InliningInstructionTranslator(InstructionTranslatorBase):
     """A callee being inlined into the caller's graph."""
+
+
+class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
+    """A generator being inlined: ``next_item`` runs it up to its next ``yield``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.yielded = None
+
+    def next_item(self):
+        """The next yielded tracker, or ``None`` once the generator has returned."""
+        if self.returned:
+            return None
+        self.paused = False
+        self.run()
+        item, self.yielded = self.yielded, None
+        return None if self.returned else item
+
+    def RETURN_GENERATOR(self, inst):
+        self.push(ConstantVariable(None))  # what the first resume sees (popped at once)
+
+    def YIELD_VALUE(self, inst):
+        self.yielded = self.pop()
+        self.push(ConstantVariable(None))  # the value `send` would pass back in
+        self.paused = True
 
 
 _ = (sys, VariableTracker)

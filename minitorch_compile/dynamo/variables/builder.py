@@ -12,8 +12,9 @@ tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LEN
 dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
 nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
 Python function                   UserFunctionVariable     ID_MATCH
+``mtc.compile``d function         its ``.fn``, inlined     ID_MATCH (wrapper and ``.fn``)
 mtc function / op / module        TorchVariable            ID_MATCH
-builtin / operator function       BuiltinVariable          (name not shadowed in globals)
+builtin / operator / math fn      BuiltinVariable          (name not shadowed in globals)
 Python module                     PythonModuleVariable     ID_MATCH
 class                             UserDefinedClass...      ID_MATCH
 other objects                     UserDefinedObject...     TYPE_MATCH
@@ -25,12 +26,13 @@ Values built from the same source twice give the same tracker (one graph input p
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import types
 
 from ..._tensor import Tensor
 from ..exc import unimplemented
-from ..source import GetItemSource, GlobalSource
+from ..source import AttrSource, GetItemSource, GlobalSource
 from .builtin import BuiltinVariable
 from .constant import ConstantVariable, is_constant_value
 from .dicts import ConstDictVariable
@@ -41,7 +43,8 @@ from .nn_module import NNModuleVariable
 from .torch import TorchVariable, is_mtc_object
 
 _BUILTIN_IDS = {id(v) for v in vars(builtins).values() if callable(v)} | \
-    {id(v) for v in vars(operator).values() if callable(v)}
+    {id(v) for v in vars(operator).values() if callable(v)} | \
+    {id(v) for v in vars(math).values() if callable(v)}
 
 
 class VariableBuilder:
@@ -71,8 +74,12 @@ class VariableBuilder:
         from ..eval_frame import _JitFunction
 
         src = self.source
-        if isinstance(value, _JitFunction):  # a compiled function called from traced code
-            value = value.fn                  # is inlined like any other function
+        if isinstance(value, _JitFunction):
+            # a compiled function called from traced code is inlined like any other function;
+            # the guard pins the wrapper the source holds (its .fn is guarded on its own)
+            self._guard("ID_MATCH", value=value)
+            return VariableBuilder(self.tx, AttrSource(src, "fn") if src is not None else None,
+                                   self.guard)(value.fn)
         if isinstance(value, Tensor):
             if src is None:
                 unimplemented("a tensor reached through a value without a source (e.g. a "
@@ -113,8 +120,6 @@ class VariableBuilder:
             self._guard("ID_MATCH", value=value)
             return UserFunctionVariable(value, src)
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
-            from ..source import AttrSource
-
             self_src = AttrSource(src, "__self__") if src is not None else None
             obj = self._child(self_src, value.__self__)
             return UserMethodVariable(value.__func__, obj)

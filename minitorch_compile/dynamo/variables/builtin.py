@@ -1,9 +1,9 @@
-"""Python builtins and ``operator`` functions (``variables/builtin.py``).
+"""Python builtins, ``operator`` and ``math`` functions (``variables/builtin.py``).
 
 Three outcomes for ``builtin(*args)``:
 
 1. all arguments are constants and the builtin is pure → *fold* it now (``len``, ``range``,
-   ``min``, ``2 * 3``);
+   ``min``, ``2 * 3``, ``math.sqrt(2)``);
 2. a tensor is involved and the builtin is an operator → a ``call_function`` node on
    ``operator.*`` (``x * 2`` becomes ``mul = l_x_ * 2``);
 3. containers and iterators are handled structurally (``len(list)``, ``zip``, ``enumerate``,
@@ -16,6 +16,7 @@ Anything else — ``print``, ``open``, ``id``, conversions of tensors to Python 
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 
 from ..exc import unimplemented
@@ -24,6 +25,7 @@ from .constant import ConstantVariable, is_constant_value
 from .dicts import ConstDictVariable
 from .lists import (
     BaseListVariable,
+    GeneratorVariable,
     ListIteratorVariable,
     ListVariable,
     RangeVariable,
@@ -49,6 +51,8 @@ _INPLACE_TO_PLAIN = {operator.iadd: operator.add, operator.isub: operator.sub,
 _PURE_BUILTINS = {abs, all, any, bool, chr, divmod, float, format, frozenset, hash, int, len,
                   max, min, ord, pow, repr, round, sorted, str, sum, tuple, list, isinstance,
                   issubclass, callable, hasattr, reversed, range, slice}
+MATH_FUNCTIONS = {v for v in vars(math).values() if callable(v)}  # all pure
+_PURE_BUILTINS |= MATH_FUNCTIONS
 _UNSUPPORTED = {print: "print() writes output (I/O)", open: "open() does I/O",
                 id: "id() of a traced value", input: "input() does I/O",
                 exec: "exec()", eval: "eval()", setattr: "setattr() (a side effect)",
@@ -163,12 +167,14 @@ class BuiltinVariable(VariableTracker):
         return SliceVariable(*parts)
 
     def _call_enumerate(self, tx, seq, start=None):
+        _no_generator("enumerate", seq)
         s = start.as_python_constant() if start is not None else 0
         items = seq.unpack_var_sequence(tx)
         return ListIteratorVariable([TupleVariable([ConstantVariable(i + s), v])
                                      for i, v in enumerate(items)])
 
     def _call_zip(self, tx, *seqs, **kwargs):
+        _no_generator("zip", *seqs)
         lists = [s.unpack_var_sequence(tx) for s in seqs]
         return ListIteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
 
@@ -207,18 +213,35 @@ class BuiltinVariable(VariableTracker):
         items.update(kwargs)
         return ConstDictVariable(items)
 
-    def _reduce_minmax(self, tx, args, pick):
-        if len(args) == 1:
-            args = args[0].unpack_var_sequence(tx)
-        if any(map(_is_tensor, args)):
+    def _reduce_minmax(self, tx, args, kwargs, pick):
+        items = args[0].unpack_var_sequence(tx) if len(args) == 1 else args
+        if any(map(_is_tensor, items)):
             unimplemented(f"{pick.__name__}() over tensors compares their values")
+        if len(args) == 1:  # one iterable (a generator, maybe): fold over its items
+            return BuiltinVariable(pick)._fold([TupleVariable(items)], kwargs)
         return None
 
     def _call_min(self, tx, *args, **kwargs):
-        return self._reduce_minmax(tx, args, builtins.min)
+        return self._reduce_minmax(tx, args, kwargs, builtins.min)
 
     def _call_max(self, tx, *args, **kwargs):
-        return self._reduce_minmax(tx, args, builtins.max)
+        return self._reduce_minmax(tx, args, kwargs, builtins.max)
+
+    def _call_any(self, tx, seq):
+        return self._short_circuit(tx, seq, True)
+
+    def _call_all(self, tx, seq):
+        return self._short_circuit(tx, seq, False)
+
+    def _short_circuit(self, tx, seq, stop_at: bool):
+        """``any``/``all`` ask for items one at a time and stop early, as Python does (a
+        generator after the deciding item must not run)."""
+        it = seq if isinstance(seq, ListIteratorVariable) else \
+            ListIteratorVariable(seq.unpack_var_sequence(tx))
+        while (item := it.next_variable(tx)) is not None:
+            if item.bool_value(tx) is stop_at:
+                return ConstantVariable(stop_at)
+        return ConstantVariable(not stop_at)
 
     def _call_sum(self, tx, seq, start=None):
         items = seq.unpack_var_sequence(tx)
@@ -252,21 +275,13 @@ class BuiltinVariable(VariableTracker):
         return self._data_dependent("bool", x)
 
     def _call_getattr(self, tx, obj, name, *default):
-        try:
-            return obj.var_getattr(tx, name.as_python_constant())
-        except Exception:
-            if default:
-                return default[0]
-            raise
+        name = name.as_python_constant()
+        if default and not _has_attr(tx, obj, name):
+            return default[0]
+        return obj.var_getattr(tx, name)
 
     def _call_hasattr(self, tx, obj, name):
-        if obj.is_python_constant() and not isinstance(obj, TensorVariable):
-            return ConstantVariable(hasattr(obj.as_python_constant(), name.as_python_constant()))
-        if _is_tensor(obj):
-            from ..._tensor import Tensor
-
-            return ConstantVariable(hasattr(Tensor, name.as_python_constant()))
-        unimplemented(f"hasattr() on {obj}")
+        return ConstantVariable(_has_attr(tx, obj, name.as_python_constant()))
 
     def _call_type(self, tx, obj):
         from .misc import UserDefinedClassVariable
@@ -305,6 +320,35 @@ class BuiltinVariable(VariableTracker):
 
     def _call_truth(self, tx, a):
         return ConstantVariable(a.bool_value(tx))
+
+
+def _no_generator(name: str, *seqs) -> None:
+    """``zip``/``enumerate`` unpack their arguments now; a generator would run ahead of its
+    consumer (side effects of items never asked for), so they are not supported on one."""
+    if any(isinstance(s, GeneratorVariable) for s in seqs):
+        unimplemented(f"{name}() over a generator")
+
+
+def _has_attr(tx, obj, name: str) -> bool:
+    """``hasattr(obj, name)``, decided now; for an object read from the frame, the answer is
+    guarded (``HASATTR``), because attributes can be added to or deleted from it later."""
+    from .misc import PythonModuleVariable, UserDefinedClassVariable, UserDefinedObjectVariable
+    from .nn_module import NNModuleVariable
+
+    if _is_tensor(obj):
+        return hasattr(obj.class_type, name)  # the class is pinned by TENSOR_MATCH
+    if isinstance(obj, (UserDefinedObjectVariable, NNModuleVariable, PythonModuleVariable,
+                        UserDefinedClassVariable)):
+        present = hasattr(obj.as_python_constant() if not isinstance(
+            obj, UserDefinedObjectVariable) else obj.value, name)
+        if obj.source is not None:
+            from ..source import AttrSource
+
+            tx.output.guards.add("HASATTR", AttrSource(obj.source, name), value=present)
+        return present
+    if obj.is_python_constant():
+        return hasattr(obj.as_python_constant(), name)
+    unimplemented(f"hasattr() on {obj}")
 
 
 def _same_object(a, b):

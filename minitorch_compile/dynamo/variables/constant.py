@@ -48,6 +48,14 @@ class ConstantVariable(VariableTracker):
     def var_getattr(self, tx, name):
         return ConstantVariable(getattr(self.value, name))
 
+    def has_unpack_var_sequence(self, tx) -> bool:
+        return isinstance(self.value, (str, bytes))
+
+    def unpack_var_sequence(self, tx) -> list:
+        if isinstance(self.value, (str, bytes)):  # `for ch in "abc"`, enumerate("ab")
+            return [ConstantVariable(c) for c in self.value]
+        return super().unpack_var_sequence(tx)
+
     def reconstruct(self, codegen) -> None:
         codegen.load_const(self.value)
 

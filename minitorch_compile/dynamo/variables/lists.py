@@ -1,4 +1,4 @@
-"""Sequences: lists, tuples (and ``Size``), ranges, slices and iterators.
+"""Sequences: lists, tuples (and ``Size``), ranges, slices, iterators and generators.
 
 Containers hold trackers, not values, so a list can mix constants and graph tensors.  A list
 built during tracing may be mutated freely; mutating a list that came from the frame's inputs
@@ -234,3 +234,24 @@ class ListIteratorVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"ListIteratorVariable({len(self.items) - self.index} left)"
+
+
+class GeneratorVariable(ListIteratorVariable):
+    """A generator being traced lazily: each ``next`` resumes its inlined bytecode until the
+    next ``yield`` — so a consumer that stops early never traces the rest, as in Python."""
+
+    def __init__(self, gen_tx):
+        super().__init__([])
+        self.gen_tx = gen_tx  # an InliningGeneratorInstructionTranslator
+
+    def next_variable(self, tx):
+        return self.gen_tx.next_item()
+
+    def unpack_var_sequence(self, tx) -> list:
+        items = []
+        while (item := self.next_variable(tx)) is not None:
+            items.append(item)
+        return items
+
+    def __repr__(self) -> str:
+        return f"GeneratorVariable({self.gen_tx.code.co_name})"

@@ -4,6 +4,7 @@ plain user objects and classes (``variables/misc.py``, ``user_defined.py``, ``ct
 
 from __future__ import annotations
 
+import inspect
 import types
 
 from ..exc import unimplemented
@@ -129,7 +130,22 @@ class UserDefinedClassVariable(VariableTracker):
         return VariableBuilder(tx, src)(value)
 
     def call_function(self, tx, args, kwargs):
-        unimplemented(f"creating an instance of {self.cls.__qualname__} inside compiled code is "
+        cls = self.cls
+        if issubclass(cls, tuple) and hasattr(cls, "_fields"):  # a namedtuple: Point(x, y)
+            from .builder import VariableBuilder
+            from .lists import NamedTupleVariable
+
+            fields = cls._fields
+            values = dict(zip(fields, args))
+            if len(args) > len(fields) or set(kwargs) - set(fields) or set(kwargs) & set(values):
+                unimplemented(f"TypeError: bad arguments to {cls.__qualname__}()")
+            values.update(kwargs)
+            for name, default in cls._field_defaults.items():
+                values.setdefault(name, VariableBuilder(tx, None)(default))
+            if len(values) != len(fields):
+                unimplemented(f"TypeError: {cls.__qualname__}() is missing arguments")
+            return NamedTupleVariable([values[f] for f in fields], cls)
+        unimplemented(f"creating an instance of {cls.__qualname__} inside compiled code is "
                       "not supported")
 
     def __repr__(self) -> str:
@@ -151,15 +167,19 @@ class UserDefinedObjectVariable(VariableTracker):
         from .functions import UserFunctionVariable, UserMethodVariable
 
         src = AttrSource(self.source, name) if self.source is not None else None
-        cls_attr = getattr(type(self.value), name, None)
+        # the class attribute as stored (getattr would turn a staticmethod into a function)
+        cls_attr = inspect.getattr_static(type(self.value), name, None)
         if isinstance(cls_attr, property):
             return UserFunctionVariable(cls_attr.fget).call_function(tx, [self], {})
         if name in getattr(self.value, "__dict__", {}):
             return VariableBuilder(tx, src)(self.value.__dict__[name])
         if isinstance(cls_attr, types.FunctionType):
             return UserMethodVariable(cls_attr, self)
-        if isinstance(cls_attr, (staticmethod,)):
-            return VariableBuilder(tx, None)(cls_attr.__func__)
+        if isinstance(cls_attr, staticmethod):
+            return VariableBuilder(tx, src)(cls_attr.__func__)
+        if isinstance(cls_attr, classmethod):
+            return UserMethodVariable(cls_attr.__func__, UserDefinedClassVariable(
+                type(self.value)))
         if cls_attr is not None and not callable(cls_attr):
             return VariableBuilder(tx, src)(cls_attr)
         if hasattr(self.value, name):

@@ -10,6 +10,7 @@ a parameter is ``L['mod']._modules['lin']._parameters['weight']``, which becomes
 
 from __future__ import annotations
 
+import inspect
 import types
 
 from ..exc import unimplemented
@@ -58,13 +59,18 @@ class NNModuleVariable(VariableTracker):
         src = AttrSource(self.source, name) if self.source is not None else None
         if name in d:
             return VariableBuilder(tx, src)(d[name])
-        cls_attr = getattr(type(m), name, None)
+        # the class attribute as stored (getattr would turn a staticmethod into a function)
+        cls_attr = inspect.getattr_static(type(m), name, None)
         if isinstance(cls_attr, property):
             return UserFunctionVariable(cls_attr.fget).call_function(tx, [self], {})
         if isinstance(cls_attr, types.FunctionType):
             return UserMethodVariable(cls_attr, self)
         if isinstance(cls_attr, staticmethod):
-            return VariableBuilder(tx, None)(cls_attr.__func__)
+            return VariableBuilder(tx, src)(cls_attr.__func__)
+        if isinstance(cls_attr, classmethod):
+            from .misc import UserDefinedClassVariable
+
+            return UserMethodVariable(cls_attr.__func__, UserDefinedClassVariable(type(m)))
         if cls_attr is not None and not callable(cls_attr):
             return VariableBuilder(tx, src)(cls_attr)
         unimplemented(f"attribute {name!r} of module {type(m).__name__} is not supported")
