@@ -15,7 +15,19 @@ import math
 import numpy as np
 
 from .. import _api as F
-from .table import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NO_PROMOTION, POINTWISE, MetaError, defop
+from .. import _dtype
+from .table import (
+    ALWAYS_BOOL,
+    DEFAULT,
+    INT_TO_FLOAT,
+    NO_PROMOTION,
+    POINTWISE,
+    MetaError,
+    TensorMeta,
+    broadcast_shapes,
+    defop,
+    elementwise_dtypes,
+)
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -271,8 +283,17 @@ ge = _cmp("ge", np.greater_equal)
 logical_and = _cmp("logical_and", np.logical_and)
 logical_or = _cmp("logical_or", np.logical_or)
 
+def _where_meta(condition, self, other):
+    """Broadcast all three; promote ``self`` and ``other`` only; the condition must be bool."""
+    if condition.dtype is not _dtype.bool_:
+        raise MetaError(f"where expected condition to be a boolean tensor, but got a tensor "
+                        f"with dtype {condition.dtype.name}")
+    shapes = [tuple(t.shape) for t in (condition, self, other) if isinstance(t, F.Tensor)]
+    return TensorMeta(broadcast_shapes(*shapes), elementwise_dtypes(DEFAULT, self, other)[1])
+
+
 where = defop("where(Tensor condition, Tensor self, Tensor other) -> Tensor", POINTWISE,
-              kernel=lambda c, a, b: np.where(c, a, b), promotion=DEFAULT,
+              kernel=lambda c, a, b: np.where(c, a, b), promotion=DEFAULT, meta=_where_meta,
               derivatives={"self": lambda grad, condition: F.where(condition, grad, 0),
                            "other": lambda grad, condition: F.where(condition, 0, grad)},
               notes="the condition takes part in promotion only as a bool, which never wins")

@@ -22,7 +22,9 @@ Meta                      the ``meta`` rule: output shapes and dtypes from input
 ========================  ===============================================================
 
 Pointwise ops get their meta rule from their category (broadcast + type promotion); other
-categories must declare one.  ``tests/test_op_table.py`` fails if an op lacks a rule.
+categories must declare one.  A pointwise op that declares its own (to check more than shapes,
+like ``where``'s bool condition) has it run by the eager kernel too.
+``tests/test_op_table.py`` fails if an op lacks a rule.
 Meta rules receive the bound arguments (tensors only for their ``shape``/``dtype``) and return a
 ``TensorMeta`` (or a tuple of them); they raise torch's errors for bad input, and eager mode runs
 them too (as torch's structured kernels do), so eager and traced code fail the same way.
@@ -175,6 +177,7 @@ def pointwise_meta(opdef: OpDef):
         _, result = elementwise_dtypes(promotion_kind(promotion, args), *operands)
         return TensorMeta(broadcast_shapes(*shapes), result)
 
+    meta.generic = True  # the eager kernel's own promotion makes running it unnecessary
     return meta
 
 
@@ -214,8 +217,11 @@ def numpy_kernel(opdef: OpDef):
 
     if opdef.category == POINTWISE and opdef.promotion is not None:
         promotion = opdef.promotion
+        declared_meta = not getattr(opdef.meta, "generic", False)
 
         def pointwise_kernel(*args):
+            if declared_meta:
+                run_meta(opdef, args)
             compute, result = elementwise_dtypes(promotion_kind(promotion, args),
                                                  *[args[i] for i in t_idx])
             a = list(args)
