@@ -22,7 +22,10 @@ from hypothesis import strategies as st
 import minitorch_compile as mtc
 from minitorch_compile.ops import OP_TABLE
 
-from .opinfo import OPINFOS, Gen, as_list, float_leaves, inplace_variants, rebuild
+try:  # tests/ is a package (with tests/__init__.py) or a plain directory of modules
+    from .opinfo import OPINFOS, Gen, as_list, float_leaves, inplace_variants, rebuild
+except ImportError:
+    from opinfo import OPINFOS, Gen, as_list, float_leaves, inplace_variants, rebuild
 
 EPS = 1e-6
 GRAD_EXAMPLES = max(5, settings().max_examples // 2)

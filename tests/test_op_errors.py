@@ -88,6 +88,8 @@ CASES = [
      ["stack", "[2]", "[3]"], False),
     ("where-shapes", lambda m, T: m.where(T(3) > 0, T(2), T(3)), RuntimeError,
      ["where", "(3)", "(2)"], False),
+    ("where-float-condition", lambda m, T: m.where(T(3), T(3), T(3)), RuntimeError,
+     ["where", "boolean", "float32"], False),
     ("mm-dtypes", lambda m, T: m.mm(T(2, 3), T(3, 4, dtype="float64")), RuntimeError,
      ["mm", "float32", "float64"], False),
     ("matmul-dtypes", lambda m, T: m.matmul(T(2, 3), T(3, 4, dtype="float64")), RuntimeError,

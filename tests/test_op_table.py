@@ -21,7 +21,10 @@ from minitorch_compile.ops import CATEGORIES, OP_TABLE
 from minitorch_compile.ops.schema import parse_schema
 from minitorch_compile.ops.table import COMPOSITE, POINTWISE
 
-from .opinfo import OPINFOS
+try:  # tests/ is a package (with tests/__init__.py) or a plain directory of modules
+    from .opinfo import OPINFOS
+except ImportError:
+    from opinfo import OPINFOS
 
 ALL_OPS = sorted(OP_TABLE)
 PRIMITIVES = [n for n in ALL_OPS if OP_TABLE[n].category != COMPOSITE]

@@ -15,15 +15,10 @@ from hypothesis import strategies as st
 
 import minitorch_compile as mtc
 
-from .opinfo import (
-    F32,
-    OPINFOS,
-    Gen,
-    as_list,
-    call,
-    float_leaves,
-    rebuild,
-)
+try:  # tests/ is a package (with tests/__init__.py) or a plain directory of modules
+    from .opinfo import F32, OPINFOS, Gen, as_list, call, float_leaves, rebuild
+except ImportError:
+    from opinfo import F32, OPINFOS, Gen, as_list, call, float_leaves, rebuild
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
