@@ -198,6 +198,14 @@ def test_result_dtype_follows_torch_promotion(label, fn, dtype):
     assert fn().dtype is dtype
 
 
+@pytest.mark.parametrize("dtype", [mtc.int64, mtc.bool])
+def test_mean_of_integers_raises_where_sum_promotes(dtype):
+    x = mtc.ones(3, dtype=dtype)
+    assert x.sum().dtype is mtc.int64
+    with pytest.raises(RuntimeError, match="mean.*floating point"):
+        x.mean()
+
+
 def test_int_floor_division_stays_exact():
     a = i64(-7, 7, -8, 9)
     assert (a // 2).tolist() == [-4, 3, -4, 4]
@@ -224,3 +232,22 @@ def test_views_share_memory_with_their_base():
         assert v.untyped_storage_base() is x.untyped_storage_base()
     x.view(6)[4] = 7.0
     assert x[1, 1].item() == 7.0
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.data())
+def test_npu_device_computes_what_cpu_computes(name, data):
+    """The simulated NPU runs the same kernels; results stay on the NPU (a decomposition that
+    makes a tensor on the cpu would fail or leak here)."""
+    info = OPINFOS[name]
+    dtype = data.draw(st.sampled_from(info.dtypes), label="dtype")
+    s = info.sample(Gen(data.draw), dtype)
+    mtc.manual_seed(0)
+    cpu = as_list(call(info, s))
+    mtc.manual_seed(0)
+    npu = as_list(call(info, s, device="npu"))
+    for c, n in zip(cpu, npu):
+        assert n.device == mtc.device("npu"), f"{name}: result on {n.device}"
+        assert n.dtype is c.dtype and tuple(n.shape) == tuple(c.shape)
+        if info.ref is not None:
+            np.testing.assert_array_equal(n.numpy(), c.numpy(), err_msg=name)
