@@ -24,6 +24,8 @@ LIST_LENGTH        ``len(v) == n``
 DICT_KEYS          ``list(v.keys()) == [...]`` (order matters, as in Python)
 NN_MODULE          identity and ``training`` flag
 HASATTR            ``hasattr(obj, name)`` is what it was (``getattr`` with a default, ``hasattr``)
+DUPLICATE_INPUT    ``v is w``: one tensor reached through two sources (one graph input)
+NO_TENSOR_ALIAS..  the distinct input tensors are still distinct objects
 BUILTIN_NOT_SH..   a builtin read via a global name is not shadowed by a global of that name
 GRAD_MODE          grad mode is what it was while tracing
 =================  ==========================================================================
@@ -116,6 +118,7 @@ class GuardSet:
         self.guards: list[Guard] = []
         self._seen: set = set()
         self.tensor_specs: list[TensorSpec] = []
+        self.tensor_sources: list[str] = []  # of the distinct input tensors
         self.ids: dict[str, object] = {}  # keeps guarded objects alive (ids stay valid)
 
     def add(self, kind: str, source, value=None) -> None:
@@ -150,6 +153,7 @@ class GuardSet:
                                                 f"and {name} == {value!r}")
 
     def _build_TENSOR_MATCH(self, name, value):
+        self.tensor_sources.append(name)
         self.tensor_specs.append(tensor_spec(value))
         i = len(self.tensor_specs) - 1
         s = self.tensor_specs[i]
@@ -167,6 +171,12 @@ class GuardSet:
         yield Guard("NN_MODULE", name, f"___check_obj_id({name}, {self._keep(value)}) and "
                                        f"{name}.training == {value.training!r}",
                     type(value).__name__)
+
+    def _build_DUPLICATE_INPUT(self, name, value):
+        yield Guard("DUPLICATE_INPUT", name, f"{name} is {value.name()}")
+
+    def _build_NO_TENSOR_ALIASING(self, name, value):
+        yield Guard("NO_TENSOR_ALIASING", "", f"___no_aliasing({', '.join(value)})")
 
     def _build_HASATTR(self, name, value):
         base, member = name.rsplit(".", 1)  # L['obj'].k -> L['obj'], 'k'
@@ -190,6 +200,8 @@ class GuardSet:
         return "\n".join(lines)
 
     def build(self, f_globals: dict) -> GuardFunction:
+        if len(self.tensor_sources) > 1:  # once every input tensor is known
+            self.add("NO_TENSOR_ALIASING", None, value=list(self.tensor_sources))
         return GuardFunction(self, f_globals)
 
 
@@ -199,6 +211,10 @@ def _check_type_id(v, tid) -> bool:
 
 def _check_obj_id(v, oid) -> bool:
     return id(v) == oid
+
+
+def _no_aliasing(*tensors) -> bool:
+    return len({id(t) for t in tensors}) == len(tensors)
 
 
 def _grad_enabled() -> bool:
@@ -218,6 +234,7 @@ class GuardFunction:
         self.src = gs.source()
         ns = {"___check_type_id": _check_type_id, "___check_obj_id": _check_obj_id,
               "___check_tensor": check_tensor, "___tensors": gs.tensor_specs,
+              "___no_aliasing": _no_aliasing,
               "___grad_enabled": _grad_enabled, "G": self.f_globals, **gs.ids}
         exec(compile(self.src, "<guard>", "exec"), ns)
         self.fn = ns["guard"]

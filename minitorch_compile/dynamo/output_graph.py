@@ -5,8 +5,11 @@ interpreter and every function it inlines.  It owns
 
 * ``graph`` — the fx graph; ``call()`` adds a node *and* computes its example value by running
   the same function on fake tensors (so shapes are known and errors surface while tracing);
-* graph inputs — one placeholder per tensor source, named after it (``l_inputs_x_``); the
-  tensors themselves become the backend's ``example_inputs``;
+* graph inputs — one placeholder per tensor, named after its source (``l_inputs_x_``); the
+  tensors themselves become the backend's ``example_inputs``.  A tensor met again under
+  another source (``f(x, x)``, tied weights) reuses its input, guarded ``DUPLICATE_INPUT``;
+  distinct inputs are guarded to stay distinct (``NO_TENSOR_ALIASING``), since the trace
+  answered ``x is y`` and will be reused only for the same aliasing;
 * ``guards`` — a ``GuardSet``;
 * globals to install in the frame's module (``__compiled_fn_0``) when the entry is created.
 
@@ -33,8 +36,8 @@ _compiled_fn_counter = itertools.count()
 
 
 class GraphArg:
-    def __init__(self, source, example: Tensor, node, fake):
-        self.source, self.example, self.node, self.fake = source, example, node, fake
+    def __init__(self, source, example: Tensor, node, fake, vt):
+        self.source, self.example, self.node, self.fake, self.vt = source, example, node, fake, vt
 
 
 class OutputGraph:
@@ -73,6 +76,10 @@ class OutputGraph:
     def add_graph_input(self, tx, source, value: Tensor) -> TensorVariable:
         from ..nn import Parameter
 
+        for arg in self.graphargs:  # the same tensor under a second source (f(x, x), tied
+            if arg.example is value:  # weights): one input, and a guard that they stay one
+                self.guards.add("DUPLICATE_INPUT", source, value=arg.source)
+                return arg.vt
         self.guards.add("TENSOR_MATCH", source, value=value)
         name = source.placeholder_name()
         first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
@@ -81,9 +88,10 @@ class OutputGraph:
         fake = self.fake_mode.from_tensor(value)
         node.meta["example_value"] = fake
         node.meta["grapharg"] = source
-        self.graphargs.append(GraphArg(source, value, node, fake))
         cls = Parameter if isinstance(value, Parameter) else Tensor
-        return TensorVariable(node, fake, source, class_type=cls)
+        vt = TensorVariable(node, fake, source, class_type=cls)
+        self.graphargs.append(GraphArg(source, value, node, fake, vt))
+        return vt
 
     # ---------------------------------------------------------------- nodes
     def example_of(self, vt):

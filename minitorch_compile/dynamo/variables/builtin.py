@@ -309,11 +309,11 @@ class BuiltinVariable(VariableTracker):
 
     def _call_is_(self, tx, a, b):
         same = _same_object(a, b)
-        return ConstantVariable(same) if same is not None else None
+        return ConstantVariable(same) if same is not None else _unknown_identity(a, b)
 
     def _call_is_not(self, tx, a, b):
         same = _same_object(a, b)
-        return ConstantVariable(not same) if same is not None else None
+        return ConstantVariable(not same) if same is not None else _unknown_identity(a, b)
 
     def _call_not_(self, tx, a):
         return ConstantVariable(not a.bool_value(tx))
@@ -349,6 +349,15 @@ def _has_attr(tx, obj, name: str) -> bool:
     if obj.is_python_constant():
         return hasattr(obj.as_python_constant(), name)
     unimplemented(f"hasattr() on {obj}")
+
+
+def _unknown_identity(a, b):
+    """Two containers read from the frame may be one object (``f(xs, xs)``), and folding
+    ``is`` on rebuilt copies would say no: not decidable at compile time."""
+    containers = (BaseListVariable, ConstDictVariable)
+    if isinstance(a, containers) and isinstance(b, containers):
+        unimplemented(f"`is` between two containers ({a}, {b}) depends on their identity")
+    return None  # fold it
 
 
 def _same_object(a, b):
