@@ -46,6 +46,9 @@ class ConstantVariable(VariableTracker):
         unimplemented(f"method {name} of constant {self.value!r} with non-constant arguments")
 
     def var_getattr(self, tx, name):
+        if not hasattr(self.value, name):  # the user's error: eager mode raises it
+            unimplemented(f"AttributeError: {type(self.value).__name__} object has no attribute "
+                          f"{name!r}")
         return ConstantVariable(getattr(self.value, name))
 
     def has_unpack_var_sequence(self, tx) -> bool:
