@@ -12,7 +12,22 @@ import os
 import sys
 
 ARTIFACTS = ("graph_code", "guards", "bytecode", "recompiles", "graph_breaks")
-_handler = logging.StreamHandler(sys.stderr)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is *now* (a notebook's, pytest's capsys), not the one
+    at import time."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
+_handler = _StderrHandler()
 _handler.setFormatter(logging.Formatter("[mtc %(name)s] %(message)s"))
 
 
