@@ -1,0 +1,628 @@
+"""Guard soundness: whatever a trace assumed, changing it recompiles — never a stale result.
+
+Each test compiles a program, calls it, changes one thing the trace depended on (a global, a
+module attribute, a tensor's metadata, a container's length or keys, a constant argument, a
+closure cell, a default ...), calls again and checks: the result equals eager, a new cache
+entry exists, and the recorded failure reason names the guard in words.  Then the recompile
+limit: the 9th distinct compile falls back to eager with a warning and stays correct.
+"""
+
+import warnings
+
+import pytest
+
+import minitorch_compile as mtc
+from minitorch_compile import nn
+from minitorch_compile.dynamo import RECOMPILE_LIMIT
+
+try:
+    from .dynamo_utils import CountingBackend, assert_same
+except ImportError:  # tests/ is not a package
+    from dynamo_utils import CountingBackend, assert_same
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    mtc.dynamo.reset()
+    yield
+    mtc.dynamo.reset()
+
+
+def compiled(fn, backend="eager"):
+    return mtc.compile(fn, backend=backend)
+
+
+def same(fn, cfn, *args, **kwargs):
+    """Compiled and eager agree on these inputs (the compiled call goes first)."""
+    actual = cfn(*args, **kwargs)
+    expected = fn(*args, **kwargs)
+    assert_same(actual, expected)
+    return actual
+
+
+def n_entries(fn) -> int:
+    return len(mtc.dynamo.cache_entries(fn))
+
+
+def reason(fn, *args, index=0, **kwargs) -> str:
+    """Why entry ``index`` of ``fn`` does not accept these arguments."""
+    cfn = compiled(fn)
+    L, _ = cfn._frame_locals(args, kwargs)
+    return mtc.dynamo.cache_entries(fn)[index].guard.failure_reason(L)
+
+
+# ============================================================== tensors
+def f_tensor(x):
+    return x.cos() * 2
+
+
+@pytest.mark.parametrize("make_second,why", [
+    (lambda: mtc.randn(8), "tensor 'x' size mismatch at index 0. expected 10, actual 8"),
+    (lambda: mtc.randn(10, dtype=mtc.float64), "tensor 'x' dtype mismatch. expected float32, "
+                                               "actual float64"),
+    (lambda: mtc.randn(10, requires_grad=True), "tensor 'x' requires_grad mismatch. expected "
+                                                "requires_grad=0"),
+    (lambda: mtc.randn(10).npu(), "tensor 'x' device mismatch. expected cpu, actual npu:0"),
+    (lambda: mtc.randn(10, 1), "tensor 'x' rank mismatch. expected 1, actual 2"),
+    (lambda: nn.Parameter(mtc.randn(10)), "tensor 'x' type mismatch. expected Tensor, actual "
+                                          "Parameter"),
+])
+def test_tensor_metadata_change_recompiles(make_second, why):
+    cfn = compiled(f_tensor)
+    same(f_tensor, cfn, mtc.randn(10))
+    second = make_second()
+    assert reason(f_tensor, second) == why
+    same(f_tensor, cfn, second)
+    assert n_entries(f_tensor) == 2
+    same(f_tensor, cfn, mtc.randn(10))  # the first entry still serves the first kind of input
+    assert n_entries(f_tensor) == 2
+
+
+def f_mul(x):
+    return x * 2
+
+
+def test_tensor_then_float_recompiles():
+    cfn = compiled(f_mul)
+    same(f_mul, cfn, mtc.randn(3))
+    assert reason(f_mul, 3.0) == "'x' is not a tensor (got float)"
+    same(f_mul, cfn, 3.0)
+    same(f_mul, cfn, 4.0)
+    assert n_entries(f_mul) == 3
+
+
+def test_new_values_same_metadata_hit_the_cache():
+    cfn = compiled(f_tensor)
+    for _ in range(3):
+        same(f_tensor, cfn, mtc.randn(10))
+    assert n_entries(f_tensor) == 1
+
+
+def f_matmul(x, w):
+    return x @ w
+
+
+def test_transposed_input_has_other_strides():
+    cfn = compiled(f_matmul)
+    w = mtc.randn(4, 3)
+    same(f_matmul, cfn, mtc.randn(2, 4), w)
+    xt = mtc.randn(4, 2).t()  # same shape (2, 4), column-major strides
+    assert reason(f_matmul, xt, w) == "tensor 'x' stride mismatch at index 0. expected 4, actual 1"
+    same(f_matmul, cfn, xt, w)
+    assert n_entries(f_matmul) == 2
+
+
+def test_requires_grad_change_recompiles_and_grads_flow():
+    cfn = compiled(f_tensor)
+    x = mtc.randn(10)
+    assert not cfn(x).requires_grad
+    xg = mtc.randn(10, requires_grad=True)
+    out = cfn(xg)
+    assert out.requires_grad
+    out.sum().backward()
+    assert mtc.allclose(xg.grad, -2 * xg.detach().sin())
+    assert n_entries(f_tensor) == 2
+
+
+def test_grad_mode_change_recompiles():
+    cfn = compiled(f_tensor)
+    x = mtc.randn(10, requires_grad=True)
+    assert cfn(x).requires_grad
+    with mtc.no_grad():
+        assert not cfn(x).requires_grad
+        assert reason(f_tensor, x, index=0) == "___grad_enabled() is True"
+    assert n_entries(f_tensor) == 2
+
+
+# ============================================================== constants and containers
+def f_const(x, n, mode="a"):
+    return x * n if mode == "a" else x - n
+
+
+@pytest.mark.parametrize("args,why", [
+    ((3,), "___check_type_id(L['n'], {int}) and L['n'] == 2"),
+    ((2.0,), "___check_type_id(L['n'], {int}) and L['n'] == 2"),
+    ((True,), "___check_type_id(L['n'], {int}) and L['n'] == 2"),
+    ((2, "b"), "___check_type_id(L['mode'], {str}) and L['mode'] == 'a'"),
+])
+def test_constant_argument_change_recompiles(args, why):
+    cfn = compiled(f_const)
+    x = mtc.randn(3)
+    same(f_const, cfn, x, 2)
+    got = reason(f_const, x, *args)
+    assert got == why.format(int=id(int), str=id(str))
+    same(f_const, cfn, x, *args)
+    assert n_entries(f_const) == 2
+
+
+def f_list(xs):
+    return sum(xs) * len(xs)
+
+
+def test_list_length_change_recompiles():
+    cfn = compiled(f_list)
+    same(f_list, cfn, [mtc.randn(2), mtc.randn(2)])
+    three = [mtc.randn(2), mtc.randn(2), mtc.randn(2)]
+    assert reason(f_list, three) == "len(L['xs']) == 2"
+    same(f_list, cfn, three)
+    assert n_entries(f_list) == 2
+
+
+def test_list_became_tuple_or_item_type_changed():
+    cfn = compiled(f_list)
+    same(f_list, cfn, [mtc.randn(2), mtc.randn(2)])
+    same(f_list, cfn, (mtc.randn(2), mtc.randn(2)))
+    same(f_list, cfn, [mtc.randn(2), 1.0])
+    assert n_entries(f_list) == 3
+
+
+def f_dict(d):
+    return [v * 2 for v in d.values()], list(d)
+
+
+def test_dict_keys_change_recompiles():
+    cfn = compiled(f_dict)
+    same(f_dict, cfn, {"a": mtc.randn(2), "b": mtc.randn(2)})
+    other = {"a": mtc.randn(2), "c": mtc.randn(2)}
+    assert reason(f_dict, other) == "list(L['d'].keys()) == ['a', 'b']"
+    same(f_dict, cfn, other)
+    reordered = {"b": mtc.randn(2), "a": mtc.randn(2)}
+    same(f_dict, cfn, reordered)  # order is part of the keys guard: results are ordered
+    assert n_entries(f_dict) == 3
+
+
+def f_dict_const(x, cfg):
+    return x * cfg["scale"]
+
+
+def test_dict_value_change_recompiles():
+    cfn = compiled(f_dict_const)
+    cfg = {"scale": 2.0}
+    same(f_dict_const, cfn, mtc.randn(2), cfg)
+    cfg["scale"] = 5.0
+    same(f_dict_const, cfn, mtc.randn(2), cfg)
+    assert n_entries(f_dict_const) == 2
+
+
+def f_optional(x, b=None):
+    return x if b is None else x + b
+
+
+def test_none_then_tensor_recompiles():
+    cfn = compiled(f_optional)
+    same(f_optional, cfn, mtc.randn(2))
+    same(f_optional, cfn, mtc.randn(2), mtc.randn(2))
+    same(f_optional, cfn, mtc.randn(2), None)
+    assert n_entries(f_optional) == 2
+
+
+# ============================================================== globals
+SCALE = 2.0
+WEIGHT = mtc.randn(3)
+USE_COS = True
+
+
+def f_globals(x):
+    y = x.cos() if USE_COS else x.sin()
+    return y * SCALE + WEIGHT
+
+
+def test_global_constant_change_recompiles():
+    global SCALE
+    cfn = compiled(f_globals)
+    x = mtc.randn(3)
+    same(f_globals, cfn, x)
+    SCALE = 3.0
+    try:
+        assert "G['SCALE'] == 2.0" in reason(f_globals, x)
+        same(f_globals, cfn, x)
+    finally:
+        SCALE = 2.0
+    assert n_entries(f_globals) == 2
+
+
+def test_global_flag_change_recompiles():
+    global USE_COS
+    cfn = compiled(f_globals)
+    x = mtc.randn(3)
+    same(f_globals, cfn, x)
+    USE_COS = False
+    try:
+        same(f_globals, cfn, x)
+    finally:
+        USE_COS = True
+    assert n_entries(f_globals) == 2
+
+
+def test_global_tensor_reassigned():
+    global WEIGHT
+    cfn = compiled(f_globals)
+    x = mtc.randn(1)
+    saved = WEIGHT
+    same(f_globals, cfn, x)
+    try:
+        WEIGHT = mtc.randn(3)  # same metadata: the graph input is reloaded, no recompile
+        same(f_globals, cfn, x)
+        assert n_entries(f_globals) == 1
+        WEIGHT = mtc.randn(5)
+        assert reason(f_globals, x) == \
+            "tensor 'G['WEIGHT']' size mismatch at index 0. expected 3, actual 5"
+        same(f_globals, cfn, x)
+        assert n_entries(f_globals) == 2
+    finally:
+        WEIGHT = saved
+
+
+def helper(t):
+    return t * 2
+
+
+def f_calls_helper(x):
+    return helper(x) + 1
+
+
+def test_global_function_replaced_recompiles():
+    global helper
+    cfn = compiled(f_calls_helper)
+    x = mtc.randn(2)
+    same(f_calls_helper, cfn, x)
+    saved = helper
+    try:
+        helper = lambda t: t * 10  # noqa: E731
+        same(f_calls_helper, cfn, x)
+    finally:
+        helper = saved
+    assert n_entries(f_calls_helper) == 2
+
+
+def with_default(t, k=2):
+    return t * k
+
+
+def f_default(x):
+    return with_default(x)
+
+
+def test_default_of_inlined_function_changed():
+    cfn = compiled(f_default)
+    x = mtc.randn(2)
+    same(f_default, cfn, x)
+    with_default.__defaults__ = (7,)
+    try:
+        same(f_default, cfn, x)
+    finally:
+        with_default.__defaults__ = (2,)
+    assert n_entries(f_default) == 2
+
+
+def f_len(x):
+    return x * len([1, 2, 3])
+
+
+def test_shadowing_a_builtin_recompiles():
+    cfn = compiled(f_len)
+    x = mtc.randn(2)
+    same(f_len, cfn, x)
+    globals()["len"] = lambda s: 100
+    try:
+        assert reason(f_len, x) == "'len' not in G"
+        same(f_len, cfn, x)
+    finally:
+        del globals()["len"]
+    assert n_entries(f_len) == 2
+    same(f_len, cfn, x)
+    assert n_entries(f_len) == 2
+
+
+# ============================================================== closures
+def make_counter_pair():
+    k = 2
+
+    def inner(x):
+        return x * k
+
+    def set_k(v):
+        nonlocal k
+        k = v
+
+    return inner, set_k
+
+
+def test_closure_cell_change_recompiles():
+    inner, set_k = make_counter_pair()
+    cfn = compiled(inner)
+    x = mtc.randn(2)
+    same(inner, cfn, x)
+    set_k(5)
+    same(inner, cfn, x)
+    assert n_entries(inner) == 2
+
+
+def make_inlined_closure():
+    state = {"k": 2.0}
+
+    def scaled(t):
+        return t * state["k"]
+
+    def outer(x):
+        return scaled(x) + 1
+
+    return outer, state
+
+
+def test_closure_of_inlined_function_changes():
+    outer, state = make_inlined_closure()
+    cfn = compiled(outer)
+    x = mtc.randn(2)
+    same(outer, cfn, x)
+    state["k"] = 3.0
+    same(outer, cfn, x)
+    assert n_entries(outer) == 2
+
+
+# ============================================================== modules and objects
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.scale = 2.0
+        self.act = "relu"
+
+    def forward(self, x):
+        y = self.lin(x) * self.scale
+        if self.training:
+            y = y + 1
+        return y.relu() if self.act == "relu" else y.tanh()
+
+
+def f_mod(x, mod):
+    return mod(x)
+
+
+def test_training_flag_change_recompiles():
+    mod, x = Net(), mtc.randn(2, 3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    mod.eval()
+    assert reason(f_mod, x, mod).startswith("___check_obj_id(L['mod'], ") and \
+        reason(f_mod, x, mod).endswith("L['mod'].training == True")
+    same(f_mod, cfn, x, mod)
+    mod.train()
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 2
+
+
+def test_plain_module_attribute_change_recompiles():
+    mod, x = Net(), mtc.randn(2, 3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    mod.scale = 4.0
+    assert "L['mod'].scale == 2.0" in reason(f_mod, x, mod)
+    same(f_mod, cfn, x, mod)
+    mod.act = "tanh"
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 3
+
+
+def test_parameter_replaced():
+    mod, x = Net(), mtc.randn(2, 3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    mod.lin.weight = nn.Parameter(mtc.randn(3, 3))  # same metadata: reloaded from its source
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 1
+    mod.lin.weight = nn.Parameter(mtc.randn(3, 3, dtype=mtc.float64))
+    mod.lin.bias = nn.Parameter(mtc.randn(3, dtype=mtc.float64))
+    same(f_mod, cfn, x.double(), mod)
+    assert n_entries(f_mod) == 2
+
+
+def test_in_place_parameter_update_is_seen():
+    mod, x = Net(), mtc.randn(2, 3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    with mtc.no_grad():
+        mod.lin.weight.mul_(3)
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 1
+
+
+def test_submodule_replaced_recompiles():
+    mod, x = Net(), mtc.randn(2, 3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    mod.lin = nn.Linear(3, 3)
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 2
+
+
+def test_other_module_instance_recompiles():
+    a, b, x = Net(), Net(), mtc.randn(2, 3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, a)
+    same(f_mod, cfn, x, b)
+    same(f_mod, cfn, x, a)
+    assert n_entries(f_mod) == 2
+
+
+class A(nn.Module):
+    def forward(self, x):
+        return mtc.exp(2 * x)
+
+
+class B(nn.Module):
+    def forward(self, x):
+        return mtc.exp(-x)
+
+
+def tutorial_f(x, mod):
+    y = mod(x)
+    z = mtc.log(y)
+    return z
+
+
+def test_tutorial_modules_a_and_b():
+    cnt = CountingBackend()
+    cfn = compiled(tutorial_f, backend=cnt)
+    a, b, x = A(), B(), mtc.randn(5, 5, 5)
+    same(tutorial_f, cfn, x, a)
+    same(tutorial_f, cfn, x, a)
+    assert cnt.frame_count == 1
+    same(tutorial_f, cfn, x, b)
+    same(tutorial_f, cfn, x, b)
+    assert cnt.frame_count == 2
+    e_a, e_b = mtc.dynamo.cache_entries(tutorial_f)
+    assert "mul = 2 * l_x_" in e_a.graph_code and "neg = -l_x_" in e_b.graph_code
+    assert f"___check_obj_id(L['mod'], {id(a)})" in e_a.guard_source
+
+
+class Obj:
+    pass
+
+
+def f_obj(x, o):
+    return x * o.k + getattr(o, "extra", 0.0)
+
+
+def test_plain_object_attribute_change_and_added_attribute():
+    o = Obj()
+    o.k = 2.0
+    cfn = compiled(f_obj)
+    x = mtc.randn(2)
+    same(f_obj, cfn, x, o)
+    o.k = 3.0
+    same(f_obj, cfn, x, o)
+    o.extra = 10.0  # getattr's default was taken: the HASATTR guard notices the new attribute
+    assert reason(f_obj, x, o, index=1) == "hasattr(L['o'], 'extra') is False"
+    same(f_obj, cfn, x, o)
+    del o.k
+    with pytest.raises(AttributeError):  # eager's error, from an entry that runs eagerly
+        cfn(x, o)
+    assert n_entries(f_obj) == 4 and mtc.dynamo.cache_entries(f_obj)[3].is_eager
+
+
+def f_alias(x, y):
+    return (x * 2 if x is y else x * 3), x + y
+
+
+def test_aliased_tensor_arguments():
+    cfn = compiled(f_alias)
+    x, y = mtc.randn(2), mtc.randn(2)
+    same(f_alias, cfn, x, y)
+    same(f_alias, cfn, x, x)
+    same(f_alias, cfn, y, x)
+    assert n_entries(f_alias) == 2
+    first, second = mtc.dynamo.cache_entries(f_alias)
+    assert "___no_aliasing(L['x'], L['y'])" in first.guard_source
+    assert "L['y'] is L['x']" in second.guard_source
+    assert "def forward(self, l_x_):" in second.graph_code  # one input for the one tensor
+
+
+def f_list_alias(xs, ys):
+    return xs is ys, len(xs)
+
+
+def test_aliased_list_arguments_run_eagerly():
+    cfn = compiled(f_list_alias)
+    xs = [1, 2]
+    assert cfn(xs, xs) == (True, 2) and cfn(xs, [1, 2]) == (False, 2)
+    assert "depends on their identity" in mtc.dynamo.cache_entries(f_list_alias)[0].reason
+
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3, bias=False)
+        self.b = nn.Linear(3, 3, bias=False)
+        self.b.weight = self.a.weight
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+def test_tied_weights_are_one_graph_input():
+    mod = Tied()
+    x = mtc.randn(2, 3, requires_grad=True)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    entry = mtc.dynamo.cache_entries(f_mod)[0]
+    assert len(entry.graph_module.graph.find_nodes(op="placeholder")) == 2
+    assert "L['mod']._modules['b']._parameters['weight'] is " \
+        "L['mod']._modules['a']._parameters['weight']" in entry.guard_source
+    mod.b.weight = nn.Parameter(mtc.randn(3, 3))  # untied: recompile
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 2
+
+
+# ============================================================== recompile limit
+def f_limit(x, n):
+    return x * n
+
+
+def test_ninth_compile_falls_back_to_eager_with_a_warning():
+    cnt = CountingBackend()
+    cfn = compiled(f_limit, backend=cnt)
+    x = mtc.randn(2)
+    for n in range(RECOMPILE_LIMIT):
+        same(f_limit, cfn, x, n)
+    assert cnt.frame_count == RECOMPILE_LIMIT == n_entries(f_limit) == 8
+    with pytest.warns(UserWarning, match=r"recompile limit \(8 entries\).*L\['n'\] == 7"):
+        same(f_limit, cfn, x, 100)
+    assert cnt.frame_count == 8 and n_entries(f_limit) == 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once
+        same(f_limit, cfn, x, 101)
+        same(f_limit, cfn, x, 3)  # an old entry still serves its inputs
+    assert cnt.frame_count == 8
+
+
+def test_recompiles_are_logged_with_reasons(capsys):
+    mtc.set_logs(recompiles=True)
+    try:
+        cfn = compiled(f_tensor)
+        cfn(mtc.randn(10))
+        cfn(mtc.randn(8))
+    finally:
+        mtc.set_logs()
+    err = capsys.readouterr().err
+    assert "Recompiling function f_tensor" in err
+    assert "- 0: tensor 'x' size mismatch at index 0. expected 10, actual 8" in err
+
+
+def test_reset_clears_entries():
+    cfn = compiled(f_tensor)
+    cfn(mtc.randn(10))
+    assert n_entries(f_tensor) == 1
+    mtc.dynamo.reset()
+    assert n_entries(f_tensor) == 0
+    cfn(mtc.randn(10))
+    assert n_entries(f_tensor) == 1
+
+
+def test_backends_keep_separate_entries():
+    a, b = CountingBackend(), CountingBackend()
+    x = mtc.randn(10)
+    compiled(f_tensor, backend=a)(x)
+    compiled(f_tensor, backend=b)(x)
+    assert a.frame_count == b.frame_count == 1
+    assert n_entries(f_tensor) == 2
