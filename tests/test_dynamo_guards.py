@@ -496,8 +496,72 @@ def test_tutorial_modules_a_and_b():
     assert f"___check_obj_id(L['mod'], {id(a)})" in e_a.guard_source
 
 
+class Doubler(nn.Module):
+    def forward(self, x):
+        return self.act(x) * 2
+
+    def act(self, x):
+        return x.cos()
+
+
+def test_forward_assigned_on_the_instance_recompiles():
+    mod, x = Doubler(), mtc.randn(3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    mod.forward = lambda t: t + 100  # Module.__call__ runs the instance's forward now
+    same(f_mod, cfn, x, mod)
+    del mod.forward
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 2
+
+
+def test_method_patched_on_the_class_recompiles():
+    mod, x = Doubler(), mtc.randn(3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    saved = Doubler.act
+    Doubler.act = lambda self, t: t.sin()
+    try:
+        assert reason(f_mod, x, mod).startswith("___check_obj_id(L['mod'].act.__func__, ")
+        same(f_mod, cfn, x, mod)
+    finally:
+        Doubler.act = saved
+    assert n_entries(f_mod) == 2
+
+
+def test_forward_hook_registered_later_recompiles():
+    mod, x = Doubler(), mtc.randn(3)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    handle = mod.register_forward_hook(lambda m, args, out: out * 10)
+    assert reason(f_mod, x, mod) == "len(L['mod']._forward_hooks) == 0"
+    same(f_mod, cfn, x, mod)  # a module with hooks runs eagerly, hooks included
+    assert mtc.dynamo.cache_entries(f_mod)[1].is_eager
+    handle.remove()
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 2
+
+
 class Obj:
     pass
+
+
+class WithMethod:
+    def g(self, x):
+        return x * 2
+
+
+def f_method(x, p):
+    return p.g(x)
+
+
+def test_method_shadowed_on_a_plain_object_recompiles():
+    p, x = WithMethod(), mtc.randn(2)
+    cfn = compiled(f_method)
+    same(f_method, cfn, x, p)
+    p.g = lambda t: t * 3
+    same(f_method, cfn, x, p)
+    assert n_entries(f_method) == 2
 
 
 def f_obj(x, o):

@@ -22,6 +22,7 @@ CONSTANT_MATCH     ``v == c`` with the same type (``is`` for None/bools) — EQU
 TENSOR_MATCH       class, dtype, device, requires_grad, sizes and strides
 LIST_LENGTH        ``len(v) == n``
 DICT_KEYS          ``list(v.keys()) == [...]`` (order matters, as in Python)
+DICT_LENGTH        ``len(v) == n`` (a module's hook dicts stay empty)
 NN_MODULE          identity and ``training`` flag
 HASATTR            ``hasattr(obj, name)`` is what it was (``getattr`` with a default, ``hasattr``)
 DUPLICATE_INPUT    ``v is w``: one tensor reached through two sources (one graph input)
@@ -163,6 +164,9 @@ class GuardSet:
 
     def _build_LIST_LENGTH(self, name, value):
         yield Guard("LIST_LENGTH", name, f"len({name}) == {len(value)}")
+
+    def _build_DICT_LENGTH(self, name, value):
+        yield Guard("DICT_LENGTH", name, f"len({name}) == {len(value)}")
 
     def _build_DICT_KEYS(self, name, value):
         yield Guard("DICT_KEYS", name, f"list({name}.keys()) == {list(value.keys())!r}")

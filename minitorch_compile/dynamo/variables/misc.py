@@ -174,6 +174,8 @@ class UserDefinedObjectVariable(VariableTracker):
         if name in getattr(self.value, "__dict__", {}):
             return VariableBuilder(tx, src)(self.value.__dict__[name])
         if isinstance(cls_attr, types.FunctionType):
+            if src is not None:  # the class's method could be patched, or shadowed later
+                tx.output.guards.add("ID_MATCH", AttrSource(src, "__func__"), value=cls_attr)
             return UserMethodVariable(cls_attr, self)
         if isinstance(cls_attr, staticmethod):
             return VariableBuilder(tx, src)(cls_attr.__func__)

@@ -1,7 +1,8 @@
 """``nn.Module``s in the tracer (``variables/nn_module.py``).
 
 A module read from the frame is guarded by identity and training flag (``NN_MODULE``).
-Calling it inlines ``type(mod).forward`` with ``self`` bound to the tracker.  Its attributes
+Calling it inlines ``mod.forward`` with ``self`` bound to the tracker (guarded: the method is
+the class's function, and no forward hooks were registered since).  Its attributes
 are read through torch's paths, so sources — and therefore placeholder names — match torch's:
 a parameter is ``L['mod']._modules['lin']._parameters['weight']``, which becomes the graph input
 ``l_mod_modules_lin_parameters_weight_``.  Containers (``Sequential``, ``ModuleList``,
@@ -64,6 +65,8 @@ class NNModuleVariable(VariableTracker):
         if isinstance(cls_attr, property):
             return UserFunctionVariable(cls_attr.fget).call_function(tx, [self], {})
         if isinstance(cls_attr, types.FunctionType):
+            if src is not None:  # the class's method could be patched, or shadowed later
+                tx.output.guards.add("ID_MATCH", AttrSource(src, "__func__"), value=cls_attr)
             return UserMethodVariable(cls_attr, self)
         if isinstance(cls_attr, staticmethod):
             return VariableBuilder(tx, src)(cls_attr.__func__)
@@ -76,15 +79,19 @@ class NNModuleVariable(VariableTracker):
         unimplemented(f"attribute {name!r} of module {type(m).__name__} is not supported")
 
     def call_function(self, tx, args, kwargs):
-        from .functions import UserMethodVariable
+        from ...nn import Module
 
         m = self.module
+        if type(m).__call__ is not Module.__call__:
+            unimplemented(f"module {type(m).__name__} overrides __call__")
         if m._forward_hooks or m._forward_pre_hooks:
             unimplemented(f"module {type(m).__name__} has forward hooks")
-        forward = type(m).forward
-        if not isinstance(forward, types.FunctionType):
-            unimplemented(f"{type(m).__name__}.forward is not a Python function")
-        return UserMethodVariable(forward, self).call_function(tx, args, kwargs)
+        if self.source is not None:  # a hook registered later must not be skipped
+            for hooks in ("_forward_pre_hooks", "_forward_hooks"):
+                tx.output.guards.add("DICT_LENGTH", AttrSource(self.source, hooks),
+                                     value=getattr(m, hooks))
+        # Module.__call__ runs self.forward: the class's, or one assigned to the instance
+        return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
 
     def call_method(self, tx, name, args, kwargs):
         from ...nn import ModuleDict
