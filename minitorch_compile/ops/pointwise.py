@@ -59,8 +59,15 @@ def _neg_kernel(a):
 
 neg = _unary("neg", _neg_kernel, lambda grad: -grad, promotion=DEFAULT)
 _unary("abs", np.abs, lambda grad, self: grad * self.sign(), promotion=DEFAULT)
-sign = _unary("sign", lambda a: a.copy() if a.dtype == np.bool_ else np.sign(a),  # no bool sign
-              lambda grad: F.zeros_like(grad), promotion=DEFAULT)
+def _sign_kernel(a):
+    if a.dtype == np.bool_:  # numpy has no bool sign; it is the identity
+        return a.copy()
+    if a.dtype.kind == "f":  # torch's sign is (0 < x) - (x < 0): 0, not nan, for nan
+        return np.where(np.isnan(a), 0, np.sign(a))
+    return np.sign(a)
+
+
+sign = _unary("sign", _sign_kernel, lambda grad: F.zeros_like(grad), promotion=DEFAULT)
 exp = _unary("exp", np.exp, lambda grad, result: grad * result)
 log = _unary("log", np.log, lambda grad, self: grad / self)
 sin = _unary("sin", np.sin, lambda grad, self: grad * self.cos())

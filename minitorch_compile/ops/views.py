@@ -468,7 +468,9 @@ def _chunk(self, chunks, dim=0):
     size = -(-n // chunks) if chunks > 0 else 0
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
-    return _split(self, max(size, 1), dim)
+    if n == 0:  # torch: an empty dim gives `chunks` empty pieces
+        return _split(self, [0] * chunks, dim)
+    return _split(self, size, dim)
 
 
 chunk = defop("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", COMPOSITE,
