@@ -769,7 +769,7 @@ opinfo("stack", _stack_sample,
 
 
 def _split_sample(g, dt):
-    a = g.array(g.shape(min_dims=1), dt)
+    a = g.array(g.shape(min_dims=1, min_side=1 if g.grad else 0), dt)
     dim = g.dim(a.ndim)
     n = a.shape[dim]
     if g.bool():
@@ -794,14 +794,14 @@ opinfo("split", _split_sample, _split_ref,
 
 def _chunk_ref(a, chunks, dim=0):
     n = a.shape[dim]
-    return _split_ref(a, max(-(-n // chunks), 1), dim)
+    return _split_ref(a, -(-n // chunks) if n else [0] * chunks, dim)
 
 
 opinfo("chunk", lambda g, dt: (lambda a: S(a, g.integers(1, 4), g.dim(a.ndim)))(
-           g.array(g.shape(min_dims=1), dt)),
+           g.array(g.shape(min_dims=1, min_side=1 if g.grad else 0), dt)),
        _chunk_ref, lambda s: _tuple_dtypes(s, len(_chunk_ref(*s.args))), dtypes=ALL)
 opinfo("unbind.int", lambda g, dt: (lambda a: S(a, g.dim(a.ndim)))(
-           g.array(g.shape(min_dims=1), dt)),
+           g.array(g.shape(min_dims=1, min_side=1 if g.grad else 0), dt)),
        lambda a, dim: tuple(np.moveaxis(a, dim, 0)),
        lambda s: _tuple_dtypes(s, s.args[0].shape[s.args[1]]), dtypes=ALL)
 

@@ -206,6 +206,10 @@ def test_mean_of_integers_raises_where_sum_promotes(dtype):
         x.mean()
 
 
+def test_sign_of_nan_is_zero_as_in_torch():
+    assert mtc.tensor([float("nan"), -2.0, 0.0, 3.0]).sign().tolist() == [0.0, -1.0, 0.0, 1.0]
+
+
 def test_int_floor_division_stays_exact():
     a = i64(-7, 7, -8, 9)
     assert (a // 2).tolist() == [-4, 3, -4, 4]
