@@ -428,10 +428,22 @@ def function(inputs):
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(mtc.__file__)))
 
 
+def _guarded_objects(entries) -> dict:
+    """Objects the guards compare by id, named for a reader: ``A.forward``, ``list``."""
+    named = {}
+    for entry in entries:
+        kept = getattr(getattr(entry.guard, "guard_set", None), "ids", {})
+        for obj in kept.values():
+            named.setdefault(obj, getattr(obj, "__qualname__", None) or
+                             getattr(obj, "__name__", None) or f"{type(obj).__name__} object")
+    return named
+
+
 def _stable(text: str, names: dict) -> str:
     """Make compiler output repeatable: object ids become ``id(name)``, paths get shorter."""
     for obj, name in names.items():
         text = text.replace(str(id(obj)), f"id({name})")
+    text = re.sub(r"\b\d{9,}\b", "<id>", text)  # any id not named above
     text = text.replace(_PACKAGE_DIR + os.sep, "")
     # a module's repr in a guard comment carries its file path: keep the module's name only
     return re.sub(r"\[<module '([\w.]+)' from [^\]]*\]", r"[module \1]", text)
@@ -463,6 +475,7 @@ def step_dynamo() -> None:
         print(f"  {'f(x, ' + name + ')':<10}{after:<9}{what:<48}"
               f"equals {'2 * x' if mod is a else '-x'}: {same}")
 
+    names = {**_guarded_objects(mtc.dynamo.cache_entries(f)), **names}
     for i, entry in enumerate(mtc.dynamo.cache_entries(f)):
         print(f"\n-- cache entry {i} " + "-" * 60)
         print("guard source (runs on every call, before the transformed code):")
