@@ -212,6 +212,9 @@ dropout = defop("dropout(Tensor input, float p, bool train) -> Tensor", COMPOSIT
 
 
 def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if scale_grad_by_freq or sparse:  # both change the backward, which would ignore them
+        raise NotImplementedError("embedding: scale_grad_by_freq=True and sparse=True are not "
+                                  "supported")
     if weight.ndim != 2:
         raise MetaError(f"embedding: 'weight' must be 2-D, got {weight.ndim}-D")
     if indices.dtype.is_floating_point or indices.dtype is _dtype.bool_:
