@@ -219,3 +219,9 @@ def test_pow_gradients_at_a_zero_base_are_torch_s_limits_not_nan():
     assert g.tolist() == [0.0, 0.0, 0.0]
     (g,) = mtc.autograd.grad(((-2.0) ** e).sum(), e)  # log of a negative base: nan, no crash
     assert np.isnan(g.numpy()).all()
+
+
+def test_embedding_padding_row_gets_no_gradient():
+    w = mtc.randn(3, 2, dtype=mtc.float64, requires_grad=True)
+    (g,) = mtc.autograd.grad(mtc.embedding(w, mtc.tensor([0, 0, 1]), 0).sum(), w)
+    assert g.tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]

@@ -166,3 +166,9 @@ def test_errors_do_not_leave_partial_results():
     with pytest.raises(RuntimeError):
         y.add_(mtc.ones(2, 3))
     assert y.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_unsupported_flags_raise_instead_of_being_ignored():
+    """embedding(scale_grad_by_freq=True) would silently give unscaled gradients."""
+    with pytest.raises(NotImplementedError, match="embedding.*scale_grad_by_freq"):
+        mtc.embedding(mtc.ones(3, 2), mtc.tensor([0]), -1, True)
