@@ -29,6 +29,7 @@ DUPLICATE_INPUT    ``v is w``: one tensor reached through two sources (one graph
 NO_TENSOR_ALIAS..  the distinct input tensors are still distinct objects
 BUILTIN_NOT_SH..   a builtin read via a global name is not shadowed by a global of that name
 GRAD_MODE          grad mode is what it was while tracing
+DEFAULT_DTYPE      ``mtc.get_default_dtype()`` is what it was (factories like ``mtc.zeros``)
 =================  ==========================================================================
 
 When no entry's guard passes, ``failure_reason`` names the first failing guard, in words:
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import _dtype
 from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
 
@@ -193,6 +195,10 @@ class GuardSet:
     def _build_GRAD_MODE(self, name, value):
         yield Guard("GRAD_MODE", "", f"___grad_enabled() is {value!r}")
 
+    def _build_DEFAULT_DTYPE(self, name, value):
+        self.ids[f"___{value.name}"] = value
+        yield Guard("DEFAULT_DTYPE", "", f"___default_dtype() is ___{value.name}")
+
     # ---------------------------------------------------------------- the function
     def source(self) -> str:
         lines = ["def guard(L):"]
@@ -238,8 +244,8 @@ class GuardFunction:
         self.src = gs.source()
         ns = {"___check_type_id": _check_type_id, "___check_obj_id": _check_obj_id,
               "___check_tensor": check_tensor, "___tensors": gs.tensor_specs,
-              "___no_aliasing": _no_aliasing,
-              "___grad_enabled": _grad_enabled, "G": self.f_globals, **gs.ids}
+              "___no_aliasing": _no_aliasing, "___grad_enabled": _grad_enabled,
+              "___default_dtype": _dtype.get_default_dtype, "G": self.f_globals, **gs.ids}
         exec(compile(self.src, "<guard>", "exec"), ns)
         self.fn = ns["guard"]
         self._ns = ns

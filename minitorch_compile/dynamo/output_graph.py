@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 
+from .. import _dtype
 from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
@@ -55,6 +56,7 @@ class OutputGraph:
         self.grad_enabled = _dispatch_state.grad_enabled
         self.initial_grad_enabled = self.grad_enabled
         self.guards.add("GRAD_MODE", None, value=self.grad_enabled)
+        self.guards.add("DEFAULT_DTYPE", None, value=_dtype.get_default_dtype())
         self.compiled_fn_name: str | None = None
         self.gm: GraphModule | None = None
         self.output_vts: list[TensorVariable] = []
