@@ -82,6 +82,20 @@ def _make_binder(fn):
     return ns["bind"]
 
 
+def _defaults_of(fn) -> tuple:
+    return fn.__defaults__, dict(fn.__kwdefaults__ or {})
+
+
+def _defaults_changed(fn, bound: tuple) -> bool:
+    """Were ``fn.__defaults__``/``__kwdefaults__`` reassigned or mutated since ``bound``?"""
+    defaults, kwdefaults = bound
+    if fn.__defaults__ is not defaults:
+        return True
+    now = fn.__kwdefaults__ or {}
+    return len(now) != len(kwdefaults) or any(now.get(k, bound) is not v
+                                              for k, v in kwdefaults.items())
+
+
 class _JitFunction:
     """What ``mtc.compile(fn)`` returns for a plain function."""
 
@@ -97,6 +111,7 @@ class _JitFunction:
         self.dynamic = dynamic
         self.options = options or {}
         self._bind = _make_binder(fn)
+        self._bound_defaults = _defaults_of(fn)
         self._freevars = fn.__code__.co_freevars
         self._warned_limit = False
         functools.update_wrapper(self, fn)
@@ -106,6 +121,10 @@ class _JitFunction:
         return self.fn
 
     def _frame_locals(self, args, kwargs) -> tuple[dict, dict]:
+        fn = self.fn
+        if _defaults_changed(fn, self._bound_defaults):  # the binder must see new defaults
+            self._bind = _make_binder(fn)
+            self._bound_defaults = _defaults_of(fn)
         L = self._bind(*args, **kwargs)
         closure = {}
         if self._freevars:
