@@ -35,6 +35,11 @@ class Unsupported(TorchDynamoException):
             self.args = (self._message(),)
 
 
+class NotConstant(Unsupported, NotImplementedError):
+    """``as_python_constant()`` of a value only known at run time (``range(tensor)``): code
+    that asks may catch it as ``NotImplementedError``; uncaught, it is ``Unsupported``."""
+
+
 class InternalTorchDynamoError(TorchDynamoException):
     pass
 

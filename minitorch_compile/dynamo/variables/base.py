@@ -17,7 +17,7 @@ without a source were created during tracing.  Anything a tracker cannot do rais
 
 from __future__ import annotations
 
-from ..exc import unimplemented
+from ..exc import NotConstant, unimplemented
 
 
 class VariableTracker:
@@ -32,7 +32,7 @@ class VariableTracker:
             unimplemented(f"{type(self).__name__} has no known Python type")
 
     def as_python_constant(self):
-        raise NotImplementedError(f"{self} is not a Python constant")
+        raise NotConstant(f"{self} is not a Python constant")
 
     def is_python_constant(self) -> bool:
         try:

@@ -57,13 +57,24 @@ class BaseListVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(len(self.items))
         if name == "__contains__":
-            target = args[0].as_python_constant()
-            return ConstantVariable(any(i.is_python_constant() and i.as_python_constant()
-                                        == target for i in self.items))
+            return ConstantVariable(self._contains(args[0]))
         if name in ("index", "count"):
             consts = [i.as_python_constant() for i in self.items]
             return ConstantVariable(getattr(consts, name)(args[0].as_python_constant()))
         unimplemented(f"{self.python_cls.__name__}.{name} is not supported")
+
+    def _contains(self, target) -> bool:
+        """``target in items`` as Python does it: ``item is target or item == target``, item by
+        item; comparing with a tensor by value needs its data."""
+        proxy = getattr(target, "proxy", None)
+        for item in self.items:
+            if item is target or (proxy is not None and getattr(item, "proxy", None) is proxy):
+                return True
+            if not (item.is_python_constant() and target.is_python_constant()):
+                unimplemented(f"`in` compares {target} with {item} by value (data-dependent)")
+            if item.as_python_constant() == target.as_python_constant():
+                return True
+        return False
 
     def reconstruct(self, codegen) -> None:
         if self.source is not None and not self.mutated:
