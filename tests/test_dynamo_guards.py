@@ -638,6 +638,63 @@ def test_tied_weights_are_one_graph_input():
     assert n_entries(f_mod) == 2
 
 
+def f_factory(x):
+    z = mtc.zeros(2)
+    return x + z, z.dtype
+
+
+def test_default_dtype_change_recompiles():
+    cfn = compiled(f_factory)
+    x = mtc.randn(2)
+    same(f_factory, cfn, x)
+    mtc.set_default_dtype(mtc.float64)
+    try:
+        assert reason(f_factory, x) == "___default_dtype() is ___float32"
+        same(f_factory, cfn, x)
+    finally:
+        mtc.set_default_dtype(mtc.float32)
+    assert n_entries(f_factory) == 2
+
+
+def f_own_default(x, k=2, *, j=1):
+    return x * k + j
+
+
+def test_defaults_of_the_compiled_function_reassigned():
+    cfn = compiled(f_own_default)
+    x = mtc.randn(2)
+    same(f_own_default, cfn, x)
+    f_own_default.__defaults__ = (5,)
+    f_own_default.__kwdefaults__["j"] = 7
+    try:
+        same(f_own_default, cfn, x)
+    finally:
+        f_own_default.__defaults__ = (2,)
+        f_own_default.__kwdefaults__["j"] = 1
+    same(f_own_default, cfn, x)
+    assert n_entries(f_own_default) == 2
+
+
+def f_contains(x, xs):
+    return x in xs, "a" in ["b", "a"], 3 in (1, 2)
+
+
+def f_contains_value(x, xs):
+    return 1.0 in xs
+
+
+def test_in_compares_by_identity_then_value():
+    cfn = compiled(f_contains)
+    x = mtc.randn(1)
+    assert cfn(x, [x]) == (True, True, False) == f_contains(x, [x])
+    assert mtc.dynamo.cache_entries(f_contains)[0].code is not None
+    cfn = compiled(f_contains_value)  # `1.0 in [tensor]` asks the tensor's value
+    one = [mtc.ones(1)]
+    assert cfn(x, one) is True is f_contains_value(x, one)
+    entry = mtc.dynamo.cache_entries(f_contains_value)[0]
+    assert entry.is_eager and "by value" in entry.reason
+
+
 # ============================================================== recompile limit
 def f_limit(x, n):
     return x * n
