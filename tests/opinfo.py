@@ -314,24 +314,23 @@ def binary_sample(dtypes, domain="real", *, scalars=True):
 
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
-_SMOOTH_UNARY = dict(second_order=True)
 
 pointwise("neg", unary_sample(), np.negative, dtypes=NUMERIC)
 pointwise("abs", unary_sample(), np.abs, dtypes=NUMERIC)
 pointwise("sign", unary_sample(), lambda a: a if a.dtype == bool else np.sign(a))
 pointwise("relu", unary_sample(), lambda a: np.maximum(a, 0).astype(a.dtype), dtypes=NUMERIC)
-pointwise("exp", unary_sample(), np.exp, TO_FLOAT, **_SMOOTH_UNARY)
-pointwise("log", unary_sample("positive"), np.log, TO_FLOAT, **_SMOOTH_UNARY)
-pointwise("sin", unary_sample(), np.sin, TO_FLOAT, **_SMOOTH_UNARY)
+pointwise("exp", unary_sample(), np.exp, TO_FLOAT, second_order=True)
+pointwise("log", unary_sample("positive"), np.log, TO_FLOAT, second_order=True)
+pointwise("sin", unary_sample(), np.sin, TO_FLOAT, second_order=True)
 pointwise("cos", unary_sample(), np.cos, TO_FLOAT)
-pointwise("tanh", unary_sample(), np.tanh, TO_FLOAT, **_SMOOTH_UNARY)
+pointwise("tanh", unary_sample(), np.tanh, TO_FLOAT, second_order=True)
 pointwise("sigmoid", unary_sample(), lambda a: 1 / (1 + np.exp(-a.astype(np.float64))),
-          TO_FLOAT, **_SMOOTH_UNARY)
+          TO_FLOAT, second_order=True)
 pointwise("sqrt", unary_sample("positive"), np.sqrt, TO_FLOAT)
 pointwise("rsqrt", unary_sample("positive"), lambda a: 1 / np.sqrt(a.astype(np.float64)),
-          TO_FLOAT, **_SMOOTH_UNARY)
+          TO_FLOAT, second_order=True)
 pointwise("reciprocal", unary_sample("nonzero"), lambda a: 1 / a.astype(np.float64), TO_FLOAT)
-pointwise("erf", unary_sample(), _erf, TO_FLOAT, **_SMOOTH_UNARY)
+pointwise("erf", unary_sample(), _erf, TO_FLOAT, second_order=True)
 
 
 def _gelu_ref(a, approximate="none"):
@@ -342,7 +341,7 @@ def _gelu_ref(a, approximate="none"):
 
 
 pointwise("gelu", unary_sample(approximate=["none", "tanh"]), _gelu_ref, TO_FLOAT,
-          dtypes=FLOATS, **_SMOOTH_UNARY)
+          dtypes=FLOATS, second_order=True)
 pointwise("clone", unary_sample(), np.copy)
 pointwise("logical_not", unary_sample(), np.logical_not, TO_BOOL, grad=False)
 
@@ -393,13 +392,13 @@ def _alpha_sample(dtypes):
     return sample
 
 
-NO_BOOL = NUMERIC
 pointwise("add", _alpha_sample(ALL), lambda a, b, alpha=1: a + alpha * b if alpha != 1
           else a + b, operands=(0, 1))
-pointwise("sub", _alpha_sample(NO_BOOL), lambda a, b, alpha=1: a - alpha * b,
-          operands=(0, 1), dtypes=NO_BOOL)
-pointwise("rsub", _alpha_sample(NO_BOOL), lambda a, b, alpha=1: b - alpha * a,
-          operands=(0, 1), dtypes=NO_BOOL)
+# torch refuses to subtract bool tensors
+pointwise("sub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: a - alpha * b,
+          operands=(0, 1), dtypes=NUMERIC)
+pointwise("rsub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: b - alpha * a,
+          operands=(0, 1), dtypes=NUMERIC)
 pointwise("mul", binary_sample(ALL), lambda a, b: a * b, operands=(0, 1), second_order=True)
 
 
@@ -1029,11 +1028,7 @@ def _size(g):
     return list(g.shape(max_side=3))
 
 
-def _fill_value(g, dt):
-    return g.scalar(dt)
-
-
-opinfo("full", lambda g, dt: S(_size(g), _fill_value(g, dt), dtype=g.choice([None, dt])),
+opinfo("full", lambda g, dt: S(_size(g), g.scalar(dt), dtype=g.choice([None, dt])),
        lambda size, v, dtype=None: np.full(size, v),
        lambda s: s.kwargs["dtype"] or torch_result_type(s.args[1]), dtypes=ALL, grad=False)
 opinfo("zeros", lambda g, dt: S(_size(g), dtype=g.choice([None, dt])),
