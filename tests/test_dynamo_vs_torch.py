@@ -1,0 +1,158 @@
+"""Optional: the same programs under ``torch.compile`` and ``mtc.compile``, with counting backends.
+
+Each program is written once against a module called ``lib`` and run twice — with ``lib`` bound
+to ``minitorch_compile`` and to ``torch``.  Where the construct is captured by both, the number
+of graphs (compiles) and the ops in each graph must agree, and so must the values.  Skipped
+when torch is not installed.  (``dynamic=False`` on torch: its automatic dynamic shapes would
+otherwise make a second shape reuse one graph, which mtc does not do yet.)
+"""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import minitorch_compile as mtc
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+class Counter:
+    """A backend recording the call-node targets of each graph."""
+
+    def __init__(self):
+        self.graphs: list[list[str]] = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append([_name(n) for n in gm.graph.nodes
+                            if n.op in ("call_function", "call_method", "call_module")])
+        return gm.forward
+
+
+def _name(node) -> str:
+    t = node.target
+    return t if isinstance(t, str) else getattr(t, "__name__", str(t))
+
+
+PROGRAMS = {
+    "arith": ("""
+        def f(x, y):
+            return (x.cos() + y) * 2 - lib.sin(x)
+        """, lambda lib: (lib.ones(3) * 0.5, lib.ones(3) * 0.25)),
+    "tutorial_dict": ("""
+        def f(inputs):
+            x = inputs["x"]
+            y = inputs["y"]
+            x = x.cos().cos()
+            return x * y
+        """, lambda lib: ({"x": lib.ones(4) * 0.3, "y": lib.ones(4) * 2},)),
+    "loops_and_containers": ("""
+        def f(xs, n):
+            out = [x * i for i, x in enumerate(xs)]
+            for _ in range(n):
+                out[0] = out[0] + 1
+            a, *rest = out
+            return {"a": a, "rest": rest, "n": len(rest)}
+        """, lambda lib: ([lib.ones(2), lib.ones(2) * 2, lib.ones(2) * 3], 2)),
+    "no_grad": ("""
+        def f(x):
+            with lib.no_grad():
+                y = x * 2
+            return x.sin() * y
+        """, lambda lib: (lib.ones(3).requires_grad_(True),)),
+    "module": ("""
+        def f(x, mod):
+            return mod(x).relu().sum(dim=-1)
+        """, lambda lib: (lib.ones(2, 4), _seq(lib))),
+    "shapes_and_branches": ("""
+        def f(x, flag):
+            if x.dim() == 2 and x.shape[0] > 1 and flag:
+                return x.reshape(x.shape[1], x.shape[0]).t()
+            return x
+        """, lambda lib: (lib.ones(2, 3), True)),
+}
+
+
+def _seq(lib):
+    mod = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.Tanh(), lib.nn.Linear(3, 2))
+    with lib.no_grad():  # the same weights in both libraries
+        for p in mod.parameters():
+            values = np.linspace(-1, 1, p.numel(), dtype=np.float32).reshape(tuple(p.shape))
+            p.copy_(lib.tensor(values))
+    return mod
+
+
+def _run(name, lib, compile_fn):
+    src, make_args = PROGRAMS[name]
+    ns = {"lib": lib}
+    exec(textwrap.dedent(src), ns)
+    f = ns["f"]
+    cnt = Counter()
+    out = compile_fn(f, backend=cnt)(*make_args(lib))
+    return cnt, out
+
+
+def _mtc_compile(f, backend):
+    return mtc.compile(f, backend=backend)
+
+
+def _torch_compile(f, backend):
+    return torch.compile(f, backend=backend, dynamic=False)
+
+
+def _flat(out):
+    if isinstance(out, dict):
+        return [v for k in out for v in _flat(out[k])]
+    if isinstance(out, (list, tuple)):
+        return [v for o in out for v in _flat(o)]
+    return [out]
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    mtc.dynamo.reset()
+    torch._dynamo.reset()
+    yield
+    mtc.dynamo.reset()
+    torch._dynamo.reset()
+
+
+# how torch and mtc name the same op in a graph, where they differ
+SAME_OP = {"_set_grad_enabled": "_set_grad_enabled", "linear": "linear", "tanh": "tanh"}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_same_graphs_and_ops_as_torch(name):
+    m_cnt, m_out = _run(name, mtc, _mtc_compile)
+    t_cnt, t_out = _run(name, torch, _torch_compile)
+    assert len(m_cnt.graphs) == len(t_cnt.graphs)
+    for m_ops, t_ops in zip(m_cnt.graphs, t_cnt.graphs):
+        assert [SAME_OP.get(o, o) for o in m_ops] == [SAME_OP.get(o, o) for o in t_ops]
+    m_flat, t_flat = _flat(m_out), _flat(t_out)
+    assert len(m_flat) == len(t_flat)
+    for m, t in zip(m_flat, t_flat):
+        if isinstance(t, torch.Tensor):
+            np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6)
+        else:
+            assert m == t
+
+
+def test_recompiles_like_torch_on_shape_and_training_flag():
+    def run(lib, compile_fn):
+        cnt = Counter()
+        mod = _seq(lib)
+
+        def f(x, m):
+            return m(x) * (2 if m.training else 3)
+
+        cf = compile_fn(f, backend=cnt)
+        cf(lib.ones(2, 4), mod)
+        cf(lib.ones(2, 4), mod)   # hit
+        cf(lib.ones(5, 4), mod)   # new shape
+        mod.eval()
+        cf(lib.ones(5, 4), mod)   # training flag
+        return len(cnt.graphs)
+
+    assert run(mtc, _mtc_compile) == run(torch, _torch_compile) == 3
