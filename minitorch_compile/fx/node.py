@@ -20,7 +20,16 @@ output         ``"output"``                 ``args[0]`` is the value the graph r
 
 from __future__ import annotations
 
+import operator
+
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+
+# Python's mutating operators, as Dynamo records them: ``y[0] = v`` is operator.setitem,
+# ``y += 1`` on a tensor is operator.iadd (it may write through a view into an input)
+_SIDE_EFFECTFUL_FUNCTIONS = {operator.setitem, operator.delitem, operator.iadd, operator.isub,
+                             operator.imul, operator.itruediv, operator.ifloordiv,
+                             operator.imod, operator.ipow, operator.imatmul, operator.iand,
+                             operator.ior, operator.ixor, operator.ilshift, operator.irshift}
 
 
 def map_arg(a, fn):
@@ -160,6 +169,8 @@ class Node:
         if self.op in ("placeholder", "output", "call_module"):
             return True
         if self.op == "call_function":
+            if self.target in _SIDE_EFFECTFUL_FUNCTIONS:
+                return True
             schema = getattr(self.target, "schema", None)
             if schema is not None and schema.is_mutable:
                 return True
