@@ -355,22 +355,27 @@ copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Te
                            "src": _copy_backward_src})
 
 
-def _copy_kernel(self, src, non_blocking=False):
+def _copy_kernel(self, src, non_blocking=False, copy_data=True):
     from .table import broadcast_shapes
 
     if broadcast_shapes(tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
         raise RuntimeError(f"copy_: the size of src {list(src.shape)} can't be broadcast to "
                            f"the destination size {list(self.shape)}")
-    if self._device.type != "meta":
+    if copy_data and self._device.type != "meta":
         np.copyto(self._data, src._data if hasattr(src, "_data") else src, casting="unsafe")
     self._bump_version()
     return self
 
 
-for _key in ("CPU", "NPU", "Meta"):
+def _copy_meta(self, src, non_blocking=False):
+    # meta and fake tensors (a fake cpu tensor too) have no data to write: check shapes only
+    return _copy_kernel(self, src, non_blocking, copy_data=False)
+
+
+for _key, _kernel in (("CPU", _copy_kernel), ("NPU", _copy_kernel), ("Meta", _copy_meta)):
     from .._dispatch import DispatchKey
 
-    copy_.kernels[DispatchKey[_key]] = _copy_kernel
+    copy_.kernels[DispatchKey[_key]] = _kernel
 
 # ---------------------------------------------------------------- cat / stack / split
 
