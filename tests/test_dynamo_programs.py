@@ -308,6 +308,50 @@ def test_detach_and_clone():
     check(p_detach_clone, rg(3))
 
 
+def p_setitem_and_inplace(x):
+    y = x.clone()
+    y[0] = 5.0
+    y[1:] *= 2
+    y.mul_(3)
+    z = x * 1
+    z += 1
+    return y, z
+
+
+def test_tensor_setitem_and_inplace_ops_are_kept():
+    entry = check(p_setitem_and_inplace, mtc.randn(4), ops=["clone", "setitem", "getitem", "imul",
+                                                     "setitem", "mul_", "mul", "iadd"])
+    assert "operator.setitem(clone, 0, 5.0)" in entry.graph_code
+
+
+def p_mutate_input_through_view(x):
+    v = x[0]
+    v += 1
+    x[1] = 7.0
+    x.add_(1)
+    return x * 2
+
+
+def test_mutating_an_input_through_a_view_is_kept():
+    # the mutations' results are unused: dead-code elimination must still keep them
+    x = mtc.randn(3)
+    y = x.clone()
+    out = mtc.compile(p_mutate_input_through_view, backend="eager")(x)
+    assert mtc.allclose(out, p_mutate_input_through_view(y)) and mtc.allclose(x, y)
+
+
+def p_iadd_input(x):
+    x += 1
+    return x
+
+
+def test_inplace_operator_on_input_returns_the_input():
+    x = mtc.randn(2)
+    y = x.clone()
+    assert mtc.compile(p_iadd_input, backend="eager")(x) is x
+    assert mtc.allclose(x, y + 1)
+
+
 def p_tensor_is_tensor(x):
     return mtc.is_tensor(x), x * mtc.is_floating_point(x), mtc.numel(x)
 
