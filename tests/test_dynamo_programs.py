@@ -631,6 +631,61 @@ def p_module_kw(x, mod):
     return mod(x, scale=2.0) + mod(x)
 
 
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Child(Base):
+    def forward(self, x):
+        return super().forward(x) * 2 + super(Child, self).forward(x)
+
+
+class GrandChild(Child):
+    def forward(self, x):
+        y = super().forward(x)
+        return y.tanh()
+
+
+def test_super_in_forward():
+    check(p_call_module, rg(3, 2), GrandChild(),
+          guards=[("TENSOR_MATCH", "L['mod']._modules['lin']._parameters['weight']")])
+
+
+def test_super_in_the_compiled_forward_itself():
+    mod = Child()
+    opt = mtc.compile(mod, backend="eager")
+    x = rg(1, 2)
+    assert mtc.allclose(opt(x), mod(x))
+    assert mtc.dynamo.cache_entries(opt)[0].graph_module is not None
+
+
+class Greeter:
+    def scale(self, x):
+        return x * 2
+
+    @staticmethod
+    def shift(x):
+        return x + 1
+
+
+class LoudGreeter(Greeter):
+    def scale(self, x):
+        return Greeter.shift(super().scale(x)) + super().shift(x)
+
+
+def p_super_plain(x, g):
+    return g.scale(x)
+
+
+def test_super_on_plain_objects():
+    check(p_super_plain, rg(2), LoudGreeter())
+
+
 def test_embedding_and_loss_modules():
     emb = nn.Embedding(10, 4)
     check(p_embed_loss, mtc.tensor([1, 2, 3]), emb, mtc.randn(3, 4))

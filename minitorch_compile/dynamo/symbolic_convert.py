@@ -248,14 +248,29 @@ class InstructionTranslatorBase:
             return self.closure_cells[name]
         return FrameCell(self, name)
 
-    def LOAD_DEREF(self, inst):
-        name = inst.arg.name
+    def deref(self, name: str):
+        """The tracker in the cell ``name`` (a free variable, or a local other code captures)."""
         if name in self.closure_cells:
-            self.push(self.closure_cells[name].get())
-            return
+            return self.closure_cells[name].get()
         if name not in self.symbolic_locals:
             self.materialize_local(name)
-        self.push(self.symbolic_locals[name])
+        return self.symbolic_locals[name]
+
+    def LOAD_DEREF(self, inst):
+        self.push(self.deref(inst.arg.name))
+
+    def zero_arg_super(self):
+        """What ``super()`` with no arguments finds: the ``__class__`` cell of the method being
+        run and its first argument, as CPython does."""
+        code = self.code
+        if "__class__" not in code.co_freevars or not code.co_argcount:
+            unimplemented("super() without arguments outside a method")
+        first = code.co_varnames[0]
+        obj = self.deref(first) if first in code.co_cellvars else self.symbolic_locals.get(first)
+        if obj is None:
+            self.materialize_local(first)
+            obj = self.symbolic_locals[first]
+        return self.deref("__class__"), obj
 
     def STORE_DEREF(self, inst):
         name = inst.arg.name
@@ -579,12 +594,11 @@ class InstructionTranslator(InstructionTranslatorBase):
             return
         super().materialize_local(name)
 
-    def LOAD_DEREF(self, inst):
-        name = inst.arg.name
+    def deref(self, name: str):
         if name in self.frame_closure and name not in self.closure_cells:
             vt = VariableBuilder(self, FreeVarSource(name))(self.frame_closure[name])
             self.closure_cells[name] = ValueCell(vt)
-        super().LOAD_DEREF(inst)
+        return super().deref(name)
 
     def LOAD_CLOSURE(self, inst):
         name = inst.arg.name

@@ -288,6 +288,16 @@ class BuiltinVariable(VariableTracker):
 
         return UserDefinedClassVariable(obj.python_type())
 
+    def _call_super(self, tx, *args):
+        from .misc import SuperVariable
+
+        if len(args) == 2:  # super(Cls, obj)
+            return SuperVariable(args[0].as_python_constant(), args[1])
+        if args:
+            unimplemented("super() with one argument")
+        cls_vt, obj = tx.zero_arg_super()
+        return SuperVariable(cls_vt.as_python_constant(), obj)
+
     def _call_callable(self, tx, obj):
         from .functions import BaseUserFunctionVariable
 

@@ -1,5 +1,6 @@
 """Everything else the tracer meets: bound attributes, NULL, grad-mode contexts, Python modules,
-plain user objects and classes (``variables/misc.py``, ``user_defined.py``, ``ctx_manager.py``).
+``super()``, plain user objects and classes (``variables/misc.py``, ``user_defined.py``,
+``ctx_manager.py``).
 """
 
 from __future__ import annotations
@@ -150,6 +151,40 @@ class UserDefinedClassVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"UserDefinedClassVariable({self.cls.__qualname__})"
+
+
+class SuperVariable(VariableTracker):
+    """``super()`` / ``super(Cls, obj)``: attributes are looked up in ``type(obj).__mro__``
+    after ``Cls``; methods found there are bound to ``obj`` and inlined."""
+
+    def __init__(self, cls: type, obj):
+        super().__init__()
+        self.cls, self.obj = cls, obj
+
+    def var_getattr(self, tx, name):
+        from .builder import VariableBuilder
+        from .functions import UserMethodVariable
+
+        mro = self.obj.python_type().__mro__
+        if self.cls not in mro:
+            unimplemented(f"super({self.cls.__qualname__}, obj): obj is not an instance")
+        for klass in mro[mro.index(self.cls) + 1:]:
+            if name in vars(klass):
+                attr = vars(klass)[name]
+                break
+        else:
+            unimplemented(f"super() object has no attribute {name!r}")
+        if isinstance(attr, types.FunctionType):
+            return UserMethodVariable(attr, self.obj)
+        if isinstance(attr, staticmethod):
+            return VariableBuilder(tx, None)(attr.__func__)
+        if isinstance(attr, classmethod):
+            return UserMethodVariable(attr.__func__,
+                                      UserDefinedClassVariable(self.obj.python_type()))
+        unimplemented(f"super().{name} is a {type(attr).__name__}, not a Python method")
+
+    def __repr__(self) -> str:
+        return f"SuperVariable({self.cls.__qualname__})"
 
 
 class UserDefinedObjectVariable(VariableTracker):
