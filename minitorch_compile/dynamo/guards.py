@@ -5,12 +5,15 @@ its *source*.  At the end, the guards become **one generated Python function** a
 read::
 
     def guard(L):
-        # TENSOR_MATCH L['x']
-        if not ___check_tensor(L['x'], ___tensors[0]): return False
-        # NN_MODULE L['mod']
-        if not (___check_obj_id(L['mod'], 139872) and L['mod'].training == True): return False
-        # GRAD_MODE (global)
-        if not ___grad_enabled(): return False
+        # GRAD_MODE (global state)
+        if not (___grad_enabled() is True): return False
+        # DEFAULT_DTYPE (global state)
+        if not (___default_dtype() is ___float32): return False
+        # TENSOR_MATCH L['x']  [float32[5, 5, 5] cpu requires_grad=False]
+        if not (___check_tensor(L['x'], ___tensors[0])): return False
+        # NN_MODULE L['mod']  [A]
+        if not (___check_obj_id(L['mod'], 1398...) and L['mod'].training == True): return False
+        ...
         return True
 
 The kinds, one builder method each (a table, not an if-chain):
