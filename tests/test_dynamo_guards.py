@@ -542,6 +542,30 @@ def test_forward_hook_registered_later_recompiles():
     assert n_entries(f_mod) == 2
 
 
+class Layers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(2, 2)])
+        self.heads = nn.ModuleDict({"a": nn.Linear(2, 1)})
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.layers[-1](x), [h(x) for h in self.heads.values()], len(self.layers)
+
+
+def test_appending_a_layer_recompiles():
+    mod, x = Layers(), mtc.randn(1, 2)
+    cfn = compiled(f_mod)
+    same(f_mod, cfn, x, mod)
+    mod.layers.append(nn.Linear(2, 2))
+    assert reason(f_mod, x, mod) == "list(L['mod']._modules['layers']._modules.keys()) == ['0']"
+    same(f_mod, cfn, x, mod)
+    mod.heads["b"] = nn.Linear(2, 3)
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 3
+
+
 class Obj:
     pass
 

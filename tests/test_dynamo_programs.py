@@ -580,6 +580,27 @@ def p_call_module_raw(x, mod):
     return mod(x)
 
 
+class Sliced(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(4)])
+        self.seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))
+
+    def forward(self, x):
+        for layer in self.layers[1:-1]:
+            x = layer(x)
+        first = self.layers[:2]
+        for layer in reversed(self.seq):
+            x = layer(x)
+        return x + first[1](x), len(first), isinstance(first, nn.ModuleList), len(self.seq)
+
+
+def test_slices_and_reversed_module_containers():
+    check(p_call_module_raw, rg(1, 2), Sliced(),
+          guards=[("DICT_KEYS", "L['mod']._modules['layers']._modules"),
+                  ("DICT_KEYS", "L['mod']._modules['seq']._modules")])
+
+
 class TrainAware(nn.Module):
     def __init__(self):
         super().__init__()

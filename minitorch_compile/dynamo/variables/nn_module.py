@@ -6,7 +6,8 @@ the class's function, and no forward hooks were registered since).  Its attribut
 are read through torch's paths, so sources — and therefore placeholder names — match torch's:
 a parameter is ``L['mod']._modules['lin']._parameters['weight']``, which becomes the graph input
 ``l_mod_modules_lin_parameters_weight_``.  Containers (``Sequential``, ``ModuleList``,
-``ModuleDict``) iterate and index over their children at compile time.
+``ModuleDict``) iterate, index and slice over their children at compile time, guarded on the
+keys of their ``_modules`` (so appending a layer recompiles).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import inspect
 import types
 
-from ..exc import unimplemented
+from ..exc import NotConstant, unimplemented
 from ..source import AttrSource, GetItemSource
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -35,6 +36,13 @@ class NNModuleVariable(VariableTracker):
 
     def as_python_constant(self):
         return self.module
+
+    def _guard_children(self, tx) -> None:
+        """Iterating, indexing or counting children depends on *which* children there are: a
+        layer appended to a ModuleList later must recompile (DICT_KEYS on ``_modules``)."""
+        if self.source is not None:
+            tx.output.guards.add("DICT_KEYS", AttrSource(self.source, "_modules"),
+                                 value=self.module._modules)
 
     def _child(self, tx, name):
         from .builder import VariableBuilder
@@ -97,13 +105,16 @@ class NNModuleVariable(VariableTracker):
         from ...nn import ModuleDict
 
         m = self.module
+        if name in ("__getitem__", "__len__", "children", "values", "keys", "items",
+                    "named_children"):
+            self._guard_children(tx)
         if name == "__getitem__":
             key = args[0].as_python_constant()
             names = list(m._modules)
             if isinstance(m, ModuleDict):
                 return self._child(tx, key)
             if isinstance(key, slice):
-                unimplemented("slicing a module container")
+                return ModuleSliceVariable([self._child(tx, n) for n in names[key]], type(m))
             return self._child(tx, names[key])
         if name == "__len__":
             return ConstantVariable(len(m._modules))
@@ -129,9 +140,28 @@ class NNModuleVariable(VariableTracker):
 
         if not self.has_unpack_var_sequence(tx):
             unimplemented(f"iterating over a {type(self.module).__name__}")
+        self._guard_children(tx)
         if isinstance(self.module, ModuleDict):
             return [ConstantVariable(n) for n in self.module._modules]
         return [self._child(tx, n) for n in self.module._modules]
 
     def __repr__(self) -> str:
         return f"NNModuleVariable({type(self.module).__name__})"
+
+
+class ModuleSliceVariable(TupleVariable):
+    """``self.layers[1:]``: the children it holds, to iterate over and index (Python makes a
+    new container of the same class; it is never rebuilt in the transformed code)."""
+
+    def __init__(self, items, container_cls: type):
+        super().__init__(items)
+        self.container_cls = container_cls
+
+    def python_type(self) -> type:
+        return self.container_cls
+
+    def as_python_constant(self):
+        raise NotConstant("a slice of a module container is not a Python constant")
+
+    def reconstruct(self, codegen) -> None:
+        unimplemented("returning a slice of a module container from a compiled frame")
