@@ -1448,8 +1448,8 @@ def p_raise(x):
     raise ValueError("boom")
 
 
-def p_generator(xs):
-    return sum(x for x in xs)
+def p_is_leaf(x):
+    return x.is_leaf, (x * 2).is_leaf
 
 
 @pytest.mark.parametrize("fn,args,reason", [
@@ -1459,9 +1459,15 @@ def p_generator(xs):
     (p_mutate_input_list, lambda: ([rg(2)],), "mutating the input list"),
     (p_setattr_module, lambda: (rg(2), Affine(2)), "assigning attribute 'scale'"),
     (p_global_write, lambda: (rg(2),), "assigning the global 'GLOBAL_K'"),
+    (p_is_leaf, lambda: (rg(2) * 2,), "is_leaf of a graph input"),
+    (p_raise, lambda: (rg(2),), "ValueError() is not supported"),
 ])
 def test_unsupported_runs_eagerly_with_reason(fn, args, reason, capsys):
-    compile_and_compare(fn, *args())
+    if fn is p_raise:
+        with pytest.raises(ValueError, match="boom"):
+            mtc.compile(fn, backend="eager")(*args())
+    else:
+        compile_and_compare(fn, *args())
     entry = mtc.dynamo.cache_entries(fn)[0]
     assert entry.is_eager and entry.graph_module is None
     assert reason in entry.reason, entry.reason

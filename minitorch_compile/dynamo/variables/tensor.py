@@ -23,7 +23,8 @@ from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 
-# metadata attributes answered at compile time (TENSOR_MATCH guards pin all of them)
+# metadata attributes answered at compile time (TENSOR_MATCH guards pin all of them, but for
+# the is_leaf of an input)
 _CONST_ATTRS = {"dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_npu",
                 "is_cpu", "is_meta", "layout"}
 _CONST_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
@@ -52,6 +53,9 @@ class TensorVariable(VariableTracker):
         ex = self.example_value
         if name == "shape":
             return SizeVariable([ConstantVariable(s) for s in ex.shape])
+        if name == "is_leaf" and self.proxy.op == "placeholder":
+            # a fake input is always a leaf, and TENSOR_MATCH does not pin leaf-ness
+            unimplemented("Tensor.is_leaf of a graph input is not known at compile time")
         if name in _CONST_ATTRS:
             return ConstantVariable(getattr(ex, name))
         if name in ("T", "mT"):
