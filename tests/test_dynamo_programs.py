@@ -419,6 +419,27 @@ def test_nonlocal_write_in_nested_function():
     check(p_nonlocal_write, rg(3))
 
 
+def p_closure_semantics(x):
+    fns = [lambda t: t * i for i in range(3)]        # late binding: all see i == 2
+    bound = [lambda t, i=i: t * i for i in range(3)]  # defaults bind now
+    k = 1
+    g = lambda t: t + k  # noqa: E731
+    k = 5                 # the cell is read when g runs
+    n = 0
+
+    def inc():
+        nonlocal n
+        n += 1
+        return n
+
+    inc()
+    return [f(x) for f in fns], [f(x) for f in bound], g(x), x * inc(), n
+
+
+def test_closure_cells_late_binding_and_nonlocal_counters():
+    check(p_closure_semantics, rg(2))
+
+
 def p_lambda(x):
     sq = lambda t: t * t  # noqa: E731
     return list(map_like(sq, [x, x + 1]))
