@@ -357,6 +357,18 @@ def test_explain_module_with_submodules():
                                                    for g in out.out_guards}
 
 
+def test_explain_and_cache_entries_of_modules():
+    mod = nn.Linear(2, 2)
+    out = mtc.dynamo.explain(mod)(mtc.randn(1, 2))
+    assert out.graph_count == 1 and out.ops_per_graph == [["mtc.nn.functional.linear"]]
+    opt = mtc.compile(mod, backend="eager")
+    opt(mtc.randn(1, 2))
+    assert mtc.dynamo.cache_entries(opt) == mtc.dynamo.cache_entries(mod)
+    assert len(mtc.dynamo.cache_entries(mod)) == 1
+    assert mtc.dynamo.explain(opt)(mtc.randn(3, 2)).graph_count == 1
+    assert len(mtc.dynamo.cache_entries(opt)) == 1  # explain leaves the cache alone
+
+
 # ============================================================== logs
 def _all_logs():
     mtc.set_logs(graph_code=True, guards=True, bytecode=True, recompiles=True, graph_breaks=True)

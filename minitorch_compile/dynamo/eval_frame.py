@@ -240,14 +240,23 @@ class _LazyOptimizedModule:
 OptimizedModule = _LazyOptimizedModule()
 
 
-def cache_entries(fn) -> list[CacheEntry]:
-    """The cache entries of a (compiled or plain) function's code object, oldest first."""
-    if hasattr(fn, "_jit"):
+def code_of(fn) -> types.CodeType:
+    """The code object whose cache serves ``fn``: a (compiled) function or method, an
+    ``nn.Module`` (its ``forward``), a compiled module, or a code object."""
+    from ..nn import Module
+
+    if hasattr(fn, "_jit"):  # an OptimizedModule
         fn = fn._jit
+    if isinstance(fn, Module):
+        fn = type(fn).forward
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
-    code = _unwrap(fn).__code__ if not isinstance(fn, types.CodeType) else fn
-    return list(_CACHE.get(code, []))
+    return fn if isinstance(fn, types.CodeType) else _unwrap(fn).__code__
+
+
+def cache_entries(fn) -> list[CacheEntry]:
+    """The cache entries of a (compiled or plain) function's code object, oldest first."""
+    return list(_CACHE.get(code_of(fn), []))
 
 
 class disable_compilation:

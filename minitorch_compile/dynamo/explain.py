@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import convert_frame
-from .eval_frame import _CACHE, _unwrap, compile
+from .eval_frame import _CACHE, _unwrap, code_of, compile
 
 
 @dataclass
@@ -78,11 +78,12 @@ def explain(fn, *extra_args, **extra_kwargs):
         def listen(entry):
             entries.append(entry)
 
-        code = _unwrap(fn).__code__
+        code = code_of(fn)
         saved = _CACHE.pop(code, None)
+        target = getattr(fn, "_orig_mod", fn)  # a compiled module: explain the module
         convert_frame.compile_listeners.append(listen)
         try:
-            compile(_unwrap(fn), backend=backend)(*args, **kwargs)
+            compile(_unwrap(target), backend=backend)(*args, **kwargs)
         finally:
             convert_frame.compile_listeners.remove(listen)
             _CACHE.pop(code, None)
