@@ -91,12 +91,12 @@ class MaxFlow:
                     u = to[e ^ 1]
                     it[u] += 1
             push = min(cap[e] for e in path)
+            if push == math.inf:  # an all-infinite path: no finite cut (and inf - inf is nan)
+                return math.inf
             for e in path:
                 cap[e] -= push
                 cap[e ^ 1] += push
             total += push
-            if push == math.inf:
-                return math.inf
 
     def max_flow(self, source, sink) -> float:
         s, t = self.node(source), self.node(sink)
@@ -111,7 +111,11 @@ class MaxFlow:
                 return flow
 
     def min_cut(self, source, sink) -> tuple[float, set, set]:
-        """(cut value, S side names, T side names) of a minimum source/sink cut."""
+        """(cut value, S side names, T side names) of a minimum source/sink cut.
+
+        With no finite cut the value is ``inf`` and the "S side" (what the source reaches)
+        holds the sink too: the infinite path is inside it.
+        """
         value = self.max_flow(source, sink)
         s = self.node(source)
         seen = {s}
