@@ -27,6 +27,10 @@ A cut of this network separates "computed in forward" from "computed in backward
 gives the cheapest one (``maxflow.py``).  For ``cos(cos(x))``: saving ``x`` (materialized, the
 input) is cheaper than saving ``cos(x)`` (fusible, so weighted x2), so the backward recomputes
 ``cos(x)`` and one tensor is saved instead of two — the tutorial's ``AOTTransformedTwoCosine``.
+
+The ``Partition`` keeps the cut's value (``cut_value``), why each banned node may not be
+recomputed (``banned``), and the data edges from a saved value into the backward
+(``cut_edges``, drawn red by ``Partition.draw()``).
 """
 
 from __future__ import annotations
@@ -161,8 +165,9 @@ class Partition:
     num_fwd_outputs: int
     method: str
     recomputed: list = field(default_factory=list)  # joint nodes computed again in backward
-    cut_edges: list = field(default_factory=list)  # (src name, dst name) data edges cut
-    cut_value: float = 0.0
+    cut_edges: list = field(default_factory=list)  # (saved, backward user) data edges
+    cut_value: float = 0.0  # min-cut: the weighted cost of the saved values
+    banned: dict = field(default_factory=dict)  # min-cut: node name -> why not recomputable
 
     def __iter__(self):
         return iter((self.fw_module, self.bw_module))
@@ -182,6 +187,9 @@ class Partition:
             lines.append(f"  recompute {n.name:<16} {str(n.target)}")
         for a, b in self.cut_edges:
             lines.append(f"  cut edge  {a} -> {b}")
+        for name, why in self.banned.items():
+            if why != "primal input":
+                lines.append(f"  banned    {name:<16} ({why})")
         return "\n".join(lines)
 
     def draw(self, **kwargs):
@@ -199,11 +207,14 @@ def _extract_fwd_bwd(joint: GraphModule, saved: list, num_fwd_outputs: int, meth
     fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward")
     bw = extract_graph(graph, list(saved) + tangents, list(bwd_outs), "backward")
     fw_names = {n.name for n in fw.nodes if n.op == "call_function"}
-    recomputed = [n for n in graph.nodes if n.op == "call_function" and n.name in fw_names
-                  and any(m.name == n.name for m in bw.nodes if m.op == "call_function")]
-    return Partition(joint, GraphModule({}, fw, "GraphModule"),
-                     GraphModule({}, bw, "GraphModule"), list(saved), num_fwd_outputs, method,
-                     recomputed, **extra)
+    bw_names = {n.name for n in bw.nodes if n.op == "call_function"}
+    recomputed = [n for n in graph.nodes if n.name in fw_names and n.name in bw_names]
+    # where the data crosses from forward to backward: a saved value into a backward node
+    cut_edges = [(n.name, u.name) for n in saved for u in n.users if u.name in bw_names]
+    # the joint module is the root: both halves find its constants (``get_attr``) there
+    return Partition(joint, GraphModule(joint, fw, "GraphModule"),
+                     GraphModule(joint, bw, "GraphModule"), list(saved), num_fwd_outputs, method,
+                     recomputed, cut_edges, **extra)
 
 
 # ------------------------------------------------------------------------------ default
@@ -219,7 +230,9 @@ def default_partition(joint_module: GraphModule, _joint_inputs=None, *,
     saved = []
     for n in forward:
         if n.op == "output" or all(u.target is operator.getitem for u in n.users) and n.users:
-            continue
+            continue  # a tuple is saved through its getitems
+        if n.op == "get_attr":
+            continue  # a constant: the backward reads it from the module too
         if any(u.name not in forward_names and u.op != "output" for u in n.users):
             saved.append(n)
     return _extract_fwd_bwd(joint_module, saved, num_fwd_outputs, "default_partition")
@@ -311,17 +324,17 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
     flow = MaxFlow()
     flow.node("source")
     flow.node("sink")
-    banned = set()
+    banned: dict = {}  # node name -> why it may not be recomputed
     for n in nodes:
         if n in required_bw:
             if n in tangents_closure:
                 flow.add_edge(f"{n.name}_in", "sink", math.inf)
                 continue
             flow.add_edge(f"{n.name}_out", "sink", math.inf)
-        if _is_primal(n) or (n in required_fw and ban_reason(n)):
-            if not is_view(n):
-                banned.add(n)
-                flow.add_edge("source", f"{n.name}_in", math.inf)
+        reason = "primal input" if _is_primal(n) else ban_reason(n) if n in required_fw else None
+        if reason and not is_view(n):
+            banned[n.name] = reason
+            flow.add_edge("source", f"{n.name}_in", math.inf)
         flow.add_edge(f"{n.name}_in", f"{n.name}_out", weight(n))
         for u in n.users:
             if u.op != "output":
@@ -332,8 +345,6 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
         raise RuntimeError("min-cut partitioner: no finite cut (a value the backward needs "
                            "can be neither saved nor recomputed)")
     saved = [n for n in nodes if f"{n.name}_in" in side_s and f"{n.name}_out" not in side_s]
-    cut_edges = [(n.name, u.name) for n in saved for u in n.users
-                 if u.op != "output" and f"{u.name}_in" not in side_s]
     return _extract_fwd_bwd(joint_module, saved, num_fwd_outputs,
-                            "min_cut_rematerialization_partition", cut_edges=cut_edges,
-                            cut_value=value)
+                            "min_cut_rematerialization_partition", cut_value=value,
+                            banned=banned)
