@@ -11,7 +11,9 @@ first call with given input metadata (shapes, dtypes, requires_grad), does:
            return outs, grads
 
    Nodes traced before ``autograd.grad`` are tagged as forward (the default partitioner uses
-   the tags); placeholders are ``primals_1..`` and ``tangents_1..``.
+   the tags); placeholders are ``primals_1..`` and ``tangents_1..``.  An input no output
+   depends on gets no gradient (``None``, as in eager); a tensor passed twice is traced as two
+   inputs, whose gradients the engine adds up at run time.
 2. **functionalize** it (in-place ops become out-of-place; mutated inputs become extra outputs);
 3. **partition** it into a forward graph ``primals -> outputs + saved`` and a backward graph
    ``saved + tangents -> grads`` (``partitioners.py``), and compile each with its compiler;
@@ -25,6 +27,7 @@ Later calls with the same metadata reuse the compiled pair.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 from .. import _dispatch
@@ -70,10 +73,11 @@ class CompiledPair:
 
 def _metadata_key(flat_args) -> tuple:
     key = [_dispatch.state.grad_enabled]
-    for a in flat_args:
+    first_seen: dict = {}  # which inputs are the same tensor
+    for i, a in enumerate(flat_args):
         if isinstance(a, Tensor):
             key.append(("T", tuple(a.shape), a.dtype.name, str(a.device), a.requires_grad,
-                        a.stride()))
+                        a.stride(), first_seen.setdefault(id(a), i)))
         else:
             key.append(("C", type(a).__name__, repr(a)))
     return tuple(key)
@@ -92,6 +96,12 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
         return args
 
     tensors = [flat_args[i] for i in tensor_pos]
+    # the same tensor passed twice is traced as two inputs, so each position gets its own
+    # gradient; at run time the engine sums them into the one tensor, as eager does
+    aliased = [k for k, t in enumerate(tensors) if sum(t is u for u in tensors) > 1]
+    for k, t in enumerate(tensors):
+        if any(t is u for u in tensors[:k]):
+            tensors[k] = t.detach().requires_grad_(t.requires_grad)
 
     # forward-only trace: output metadata, and the inference graph
     def fw_only(*primals):
@@ -101,7 +111,7 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     out_vals = [n for n in fw_graph.graph.output_node().args[0]]
     num_outputs = len(out_vals)
     if not needs_grad:
-        mutated = functionalize(fw_graph)
+        mutated = _no_aliased_mutation(functionalize(fw_graph), aliased)
         compiled = fw_compiler(fw_graph, tensors)
         return CompiledPair(compiled, None, num_outputs, [], [], mutated, fw_graph=fw_graph)
 
@@ -113,6 +123,8 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
 
     tangents = [zeros(tuple(out_meta[i].shape), dtype=out_meta[i].dtype) for i in diff_outputs]
 
+    unused: list = []  # inputs requiring grad that no output depends on
+
     def joint(primals, tangents):
         outs = list(flat_fn(*with_tensors(primals)))
         graph = _current_graph()
@@ -123,13 +135,16 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
 
         grads = autograd.grad([outs[i] for i in diff_outputs],
                               [primals[k] for k in grad_inputs], tangents, allow_unused=True)
-        grads = [g if g is not None else zeros(tuple(primals[k].shape),
-                                               dtype=primals[k].dtype)
-                 for g, k in zip(grads, grad_inputs)]
-        return outs, grads
+        # an unused input gets no gradient at all, as in eager (its .grad stays None)
+        unused.extend(k for k, g in zip(grad_inputs, grads) if g is None)
+        return outs, [g for g in grads if g is not None]
 
     joint_gm = _flat_graph(make_fx(joint, decompositions, "fake")(tensors, tangents))
-    mutated = functionalize(joint_gm)
+    for n in joint_gm.graph.nodes:  # make_fx adds getitems of multi-output ops on first use
+        if n.target is operator.getitem and n.args[0].meta.get("partitioner_tag"):
+            n.meta["partitioner_tag"] = n.args[0].meta["partitioner_tag"]
+    grad_inputs = [k for k in grad_inputs if k not in unused]
+    mutated = _no_aliased_mutation(functionalize(joint_gm), aliased)
     num_fwd = num_outputs + len(mutated)
     if mutated:  # the extra outputs were appended after the grads: move them before
         outs = list(joint_gm.graph.output_node().args[0])
@@ -148,6 +163,16 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
                         mutated, partition, fw_graph, joint_gm)
 
 
+def _no_aliased_mutation(mutated: list, aliased: list) -> list:
+    """Refuse a mutated input that is passed twice: the graph treats the two as different."""
+    for i, _ in mutated:
+        if i in aliased:
+            raise NotImplementedError(
+                f"aot_function: tensor input {i} is mutated in place and also passed as "
+                "another input; mutations of aliased inputs are not supported")
+    return mutated
+
+
 def _runtime_function(pair: CompiledPair):
     """The generated ``autograd.Function`` around a compiled forward/backward pair."""
     n_out = pair.num_outputs
@@ -164,11 +189,14 @@ def _runtime_function(pair: CompiledPair):
             non_diff = [o for i, o in enumerate(outs) if isinstance(o, Tensor)
                         and i not in pair.diff_outputs]
             ctx.mark_non_differentiable(*non_diff)
+            ctx.tensor_outputs = [i for i, o in enumerate(outs) if isinstance(o, Tensor)]
             return tuple(outs)
 
         @staticmethod
         def backward(ctx, *grad_outs):
-            tangents = [grad_outs[i] for i in pair.diff_outputs]
+            # one gradient per *tensor* output (non-tensor outputs get none)
+            grad_of = dict(zip(ctx.tensor_outputs, grad_outs))
+            tangents = [grad_of[i] for i in pair.diff_outputs]
             grads = list(pair.backward(*ctx.saved_tensors, *tangents))
             full = [None] * len(ctx.needs_input_grad)
             for g, k in zip(grads, pair.grad_inputs):
