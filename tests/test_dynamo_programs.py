@@ -1337,6 +1337,25 @@ def test_set_grad_enabled_context():
     check(p_set_grad_enabled, rg(2))
 
 
+def p_set_grad_enabled_call(x):
+    mtc.set_grad_enabled(False)
+    return x * 2
+
+
+def test_set_grad_enabled_call_outlives_the_frame():
+    x = rg(2)
+    fn = mtc.compile(p_set_grad_enabled_call, backend="eager")
+    try:
+        assert not fn(x).requires_grad
+        assert not mtc.is_grad_enabled()  # as in eager: the switch is a global side effect
+        mtc.set_grad_enabled(True)
+        fn(x)
+        assert not mtc.is_grad_enabled()
+        assert "___set_grad_enabled(False)" in mtc.dynamo.cache_entries(fn)[0].decompiled()
+    finally:
+        mtc.set_grad_enabled(True)
+
+
 def test_compiled_under_no_grad_is_guarded_on_grad_mode():
     x = rg(2, 3)
     fn = mtc.compile(p_tensor_methods, backend="eager")

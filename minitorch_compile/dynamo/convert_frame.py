@@ -6,7 +6,8 @@
    guards and the tracker of the return value;
 2. finish the graph and hand it to the backend (``OutputGraph.compile_subgraph``);
 3. generate the **transformed code**: a new code object with the original signature that
-   calls ``__compiled_fn_N`` on the graph inputs and rebuilds the return value;
+   calls ``__compiled_fn_N`` on the graph inputs, replays a grad-mode switch the frame left
+   behind (``mtc.set_grad_enabled(False)`` outside a ``with``) and rebuilds the return value;
 4. generate the **guard function** from the guards.
 
 If tracing hits something unsupported, the entry says "run the original code" instead — under
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 
 from bytecode import Bytecode, Instr
 
+from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
 from ._logging import get_logger
 from .codegen import PyCodegen
@@ -117,6 +119,11 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt) -> ty
     if output.compiled_fn_name is not None:
         cg.graph_output_index = {id(v.proxy): i for i, v in enumerate(output.output_vts)}
         cg.call_compiled_graph(output.compiled_fn_name, output.input_sources)
+    if output.final_grad_enabled != output.initial_grad_enabled:  # a global side effect
+        cg.load_global_object("___set_grad_enabled", _set_grad_enabled)
+        cg.load_const(output.final_grad_enabled)
+        cg.call(1)
+        cg.append(Instr("POP_TOP"))
     cg.reconstruct(return_vt)
     cg.append(Instr("RETURN_VALUE"))
     prefix = []

@@ -55,6 +55,7 @@ class OutputGraph:
         self.globals_to_install: dict = {}
         self.grad_enabled = _dispatch_state.grad_enabled
         self.initial_grad_enabled = self.grad_enabled
+        self.final_grad_enabled = self.grad_enabled  # set_grad_enabled(b) outside a `with`
         self.guards.add("GRAD_MODE", None, value=self.grad_enabled)
         self.guards.add("DEFAULT_DTYPE", None, value=_dtype.get_default_dtype())
         self.compiled_fn_name: str | None = None
@@ -169,8 +170,10 @@ class OutputGraph:
 
     def compile_subgraph(self, tx, return_vt, backend) -> None:
         """Make the graph's outputs, compile it with the backend, install it as a global."""
-        if self.grad_enabled != self.initial_grad_enabled:
-            self.set_grad_mode(tx, self.initial_grad_enabled)
+        self.final_grad_enabled = self.grad_enabled
+        if self.grad_enabled != self.initial_grad_enabled:  # the graph restores what it
+            self.set_grad_mode(tx, self.initial_grad_enabled)  # found; the frame's code then
+            # switches to final_grad_enabled, as the user's code did (see transformed_code)
         outputs: list[TensorVariable] = []
         seen: set = set()
 
