@@ -94,6 +94,20 @@ def test_compile_module_returns_optimized_module():
     assert "l_self_modules_0_parameters_weight_" in entry.graph_code
 
 
+def test_compiled_module_runs_the_hooks_of_the_original():
+    mod = nn.Linear(2, 2)
+    opt = mtc.compile(mod, backend="eager")
+    x = mtc.randn(1, 2)
+    handle = mod.register_forward_hook(lambda m, args, out: out * 100)
+    assert mtc.allclose(opt(x), mod(x))
+    handle.remove()
+    mod.forward = lambda t: t * 3
+    assert mtc.allclose(opt(x), x * 3)
+    del mod.forward
+    assert mtc.allclose(opt(x), mod(x))
+    assert len(mtc.dynamo.cache_entries(opt)) == 1
+
+
 def test_disable_and_bad_argument():
     def f(x):
         return x

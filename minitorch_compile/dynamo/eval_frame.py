@@ -218,7 +218,10 @@ def _optimized_module_class():
             object.__setattr__(self, "_jit", jit)
 
         def forward(self, *args, **kwargs):
-            return self._jit(self._orig_mod, *args, **kwargs)
+            mod = self._orig_mod
+            if mod._forward_hooks or mod._forward_pre_hooks or "forward" in vars(mod):
+                return mod(*args, **kwargs)  # what mod(x) would run: hooks, its own forward
+            return self._jit(mod, *args, **kwargs)
 
         def __getattr__(self, name):
             if name in ("_orig_mod",):
