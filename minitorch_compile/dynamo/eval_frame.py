@@ -210,7 +210,8 @@ def _optimized_module_class():
     from ..nn import Module
 
     class OptimizedModule(Module):
-        """``mtc.compile(module)``: calls go to the compiled ``forward`` of ``_orig_mod``."""
+        """``mtc.compile(module)``: calls go to the compiled ``forward`` of ``_orig_mod`` (a
+        module with forward hooks, or a ``forward`` of its own, runs eagerly)."""
 
         def __init__(self, mod, jit):
             super().__init__()
