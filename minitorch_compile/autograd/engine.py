@@ -57,7 +57,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
     # 1. discover
     deps: dict[int, int] = {}
     nodes: dict[int, object] = {}
-    stack = [e[0] for e, _ in root_edges]
+    stack = list({id(e[0]): e[0] for e, _ in root_edges}.values())  # a root twice counts once
     for n in stack:
         nodes[id(n)] = n
     while stack:
