@@ -155,6 +155,37 @@ def test_constant_argument_change_recompiles(args, why):
     assert n_entries(f_const) == 2
 
 
+def f_to(x, a):
+    return x.to(a) if isinstance(a, mtc.dtype) else x * a if isinstance(a, float) else x
+
+
+@pytest.mark.parametrize("value", [mtc.float64, mtc.device("cpu"), float("inf"), float("nan"),
+                                   -0.0, 1e300, 2j, b"raw", ...])
+def test_constants_without_a_literal_repr_hit_the_cache(value):
+    cfn = compiled(f_to)
+    x = mtc.randn(2)
+    for _ in range(3):
+        cfn(x, value)
+    assert n_entries(f_to) == 1, mtc.dynamo.cache_entries(f_to)[0].guard_source
+    other = {mtc.float64: mtc.float32, float("inf"): float("-inf")}.get(value, 5.0)
+    if isinstance(value, float) and value != value:
+        other = 5.0
+    same(f_to, cfn, x, other)
+    assert n_entries(f_to) == 2
+
+
+def test_dict_with_dtype_keys_runs_eagerly_and_hits_the_cache():
+    def f(x, d):
+        return x * len(d)
+
+    cfn = compiled(f)
+    d = {mtc.float32: 1}
+    cfn(mtc.randn(2), d)
+    cfn(mtc.randn(2), d)
+    entries = mtc.dynamo.cache_entries(f)
+    assert len(entries) == 1 and "not literals" in entries[0].reason
+
+
 def f_list(xs):
     return sum(xs) * len(xs)
 

@@ -41,6 +41,8 @@ When no entry's guard passes, ``failure_reason`` names the first failing guard, 
 
 from __future__ import annotations
 
+import cmath
+import math
 from dataclasses import dataclass, field
 
 from .. import _dtype
@@ -150,13 +152,20 @@ class GuardSet:
         yield Guard("ID_MATCH", name, f"___check_obj_id({name}, {self._keep(value)})",
                     getattr(value, "__qualname__", repr(value))[:60])
 
+    def _literal(self, value) -> str:
+        """``value`` as guard source: its repr when that evaluates back to it, else a name in
+        the guard's namespace (``mtc.float64``, ``device(type='cpu')``, ``inf`` do not)."""
+        return repr(value) if _is_literal(value) else f"___obj_{self._keep(value)}"
+
     def _build_CONSTANT_MATCH(self, name, value):
         if value is None or isinstance(value, bool):
             yield Guard("CONSTANT_MATCH", name, f"{name} is {value!r}")
-        else:
-            self._keep(type(value))
-            yield Guard("CONSTANT_MATCH", name, f"___check_type_id({name}, {id(type(value))}) "
-                                                f"and {name} == {value!r}")
+            return
+        self._keep(type(value))
+        same = f"{name} != {name}" if isinstance(value, float) and math.isnan(value) else \
+            f"{name} == {self._literal(value)}"  # NaN is the one value unequal to itself
+        yield Guard("CONSTANT_MATCH", name, f"___check_type_id({name}, {id(type(value))}) "
+                                            f"and {same}", repr(value))
 
     def _build_TENSOR_MATCH(self, name, value):
         self.tensor_sources.append(name)
@@ -174,7 +183,7 @@ class GuardSet:
         yield Guard("DICT_LENGTH", name, f"len({name}) == {len(value)}")
 
     def _build_DICT_KEYS(self, name, value):
-        yield Guard("DICT_KEYS", name, f"list({name}.keys()) == {list(value.keys())!r}")
+        yield Guard("DICT_KEYS", name, f"list({name}.keys()) == {self._literal(list(value))}")
 
     def _build_NN_MODULE(self, name, value):
         yield Guard("NN_MODULE", name, f"___check_obj_id({name}, {self._keep(value)}) and "
@@ -216,6 +225,17 @@ class GuardSet:
         if len(self.tensor_sources) > 1:  # once every input tensor is known
             self.add("NO_TENSOR_ALIASING", None, value=list(self.tensor_sources))
         return GuardFunction(self, f_globals)
+
+
+def _is_literal(value) -> bool:
+    """Does ``repr(value)`` evaluate back to an equal value inside a guard?"""
+    if isinstance(value, (float, complex)):
+        return cmath.isfinite(value)
+    if isinstance(value, (tuple, list)):
+        return all(_is_literal(v) for v in value)
+    if isinstance(value, slice):
+        return all(_is_literal(v) for v in (value.start, value.stop, value.step))
+    return value is None or value is Ellipsis or isinstance(value, (int, str, bytes, range))
 
 
 def _check_type_id(v, tid) -> bool:

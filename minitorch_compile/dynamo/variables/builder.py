@@ -32,6 +32,7 @@ import types
 
 from ..._tensor import Tensor
 from ..exc import unimplemented
+from ..guards import _is_literal
 from ..source import AttrSource, GetItemSource, GlobalSource
 from .builtin import BuiltinVariable
 from .constant import ConstantVariable, is_constant_value
@@ -100,8 +101,9 @@ class VariableBuilder:
             cls = TupleVariable if isinstance(value, tuple) else ListVariable
             return cls(self._items(value), src)
         if type(value) is dict:
-            if not all(is_constant_value(k) for k in value):
-                unimplemented("dict with non-constant keys")
+            if not all(is_constant_value(k) and _is_literal(k) for k in value):
+                # sources name items by key (L['d']['x']): the key's repr must evaluate back
+                unimplemented("dict with keys that are not literals (tensors, dtypes, ...)")
             self._guard("TYPE_MATCH", value=value)
             self._guard("DICT_KEYS", value=value)
             return ConstDictVariable({k: self._child(GetItemSource(src, k) if src else None, v)
