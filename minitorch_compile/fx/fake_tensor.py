@@ -151,8 +151,9 @@ def _common_device(func, bound):
     for t in _flat_tensors(bound, {}):
         if dev is None or dev.type == "cpu":
             dev = t._device
-    if dev is None:
-        i = func.device_arg_index
+    i = func.device_arg_index
+    if dev is None or (i is not None and bound[i] is not None):
+        # as the eager kernels do: creation ops, and _to_copy(x, device=...) moving x
         dev = as_device(bound[i] if i is not None else None)
     return dev
 
