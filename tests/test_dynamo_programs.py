@@ -248,6 +248,16 @@ def p_dtype_conversions(x):
         (x > 0).long().sum()
 
 
+def p_devices(x):
+    dev = mtc.device("npu")
+    y = x.to(dev) * 2
+    return y, y.device, y.is_npu, x.to(device=mtc.device("cpu", 0)), x.npu().cpu()
+
+
+def test_device_moves_and_device_objects():
+    check(p_devices, rg(3))
+
+
 def test_dtype_conversions():
     check(p_dtype_conversions, rg(4))
 

@@ -131,7 +131,13 @@ class UserDefinedClassVariable(VariableTracker):
         return VariableBuilder(tx, src)(value)
 
     def call_function(self, tx, args, kwargs):
+        from ..._device import device
+
         cls = self.cls
+        if cls is device and all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+            return ConstantVariable(device(*[a.as_python_constant() for a in args],
+                                           **{k: v.as_python_constant()
+                                              for k, v in kwargs.items()}))
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):  # a namedtuple: Point(x, y)
             from .builder import VariableBuilder
             from .lists import NamedTupleVariable
