@@ -370,6 +370,28 @@ def test_folded_mtc_queries():
     check(p_tensor_is_tensor, rg(3))
 
 
+class ScaledGrad(mtc.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        return x * k
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 100 + x, None
+
+
+def p_autograd_function(x):
+    return ScaledGrad.apply(x.cos(), 2.0).sum()
+
+
+def test_custom_autograd_function_keeps_its_backward():
+    check(p_autograd_function, rg(3), ops=["cos", "apply", "sum"],
+          guards=[("ID_MATCH", "G['ScaledGrad']"), ("ID_MATCH", "G['ScaledGrad'].apply.__func__")])
+
+
 # ============================================================== inlining
 def helper_scale(t, k):
     return t * k

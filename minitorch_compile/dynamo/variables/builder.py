@@ -14,6 +14,7 @@ nn.Module                         NNModuleVariable         NN_MODULE (identity +
 Python function                   UserFunctionVariable     ID_MATCH
 ``mtc.compile``d function         its ``.fn``, inlined     ID_MATCH (wrapper and ``.fn``)
 mtc function / op / module        TorchVariable            ID_MATCH
+``Fn.apply`` (autograd Function)  TorchVariable            ID_MATCH on ``__func__``, ``__self__``
 builtin / operator / math fn      BuiltinVariable          (name not shadowed in globals)
 Python module                     PythonModuleVariable     ID_MATCH
 class                             UserDefinedClass...      ID_MATCH
@@ -115,6 +116,14 @@ class VariableBuilder:
             if isinstance(src, GlobalSource):
                 self._guard("BUILTIN_NOT_SHADOWED", value=value)
             return BuiltinVariable(value, src)
+        if isinstance(value, types.MethodType) and is_mtc_object(value.__func__):
+            # MyFunction.apply: a bound method is a new object on every access, so guard the
+            # function and what it is bound to, not the method's identity
+            self._child(AttrSource(src, "__self__") if src is not None else None, value.__self__)
+            if src is not None and self.guard:
+                self.tx.output.guards.add("ID_MATCH", AttrSource(src, "__func__"),
+                                          value=value.__func__)
+            return TorchVariable(value, src)
         if is_mtc_object(value):
             self._guard("ID_MATCH", value=value)
             return TorchVariable(value, src)
