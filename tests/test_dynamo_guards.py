@@ -640,6 +640,28 @@ def test_plain_object_attribute_change_and_added_attribute():
     assert n_entries(f_obj) == 4 and mtc.dynamo.cache_entries(f_obj)[3].is_eager
 
 
+class TwoWays:
+    def double(self, x):
+        return x * 2
+
+    def triple(self, x):
+        return x * 3
+
+
+def f_bound(x, method):
+    return method(x)
+
+
+def test_bound_method_argument_rebound_to_another_function():
+    obj, x = TwoWays(), mtc.randn(2)
+    cfn = compiled(f_bound)
+    same(f_bound, cfn, x, obj.double)
+    same(f_bound, cfn, x, obj.double)  # a new bound-method object each time: still a hit
+    assert n_entries(f_bound) == 1
+    same(f_bound, cfn, x, obj.triple)
+    assert n_entries(f_bound) == 2
+
+
 def f_alias(x, y):
     return (x * 2 if x is y else x * 3), x + y
 

@@ -133,6 +133,9 @@ class VariableBuilder:
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
             self_src = AttrSource(src, "__self__") if src is not None else None
             obj = self._child(self_src, value.__self__)
+            if src is not None and self.guard:  # which function is bound matters too
+                self.tx.output.guards.add("ID_MATCH", AttrSource(src, "__func__"),
+                                          value=value.__func__)
             return UserMethodVariable(value.__func__, obj)
         if isinstance(value, types.ModuleType):
             self._guard("ID_MATCH", value=value)
