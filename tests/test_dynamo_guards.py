@@ -389,6 +389,25 @@ def test_closure_cell_change_recompiles():
     assert n_entries(inner) == 2
 
 
+def make_scaler(k, bias):
+    def scaler(x):
+        return x * k + bias
+    return scaler
+
+
+def test_closures_sharing_one_code_object():
+    a, b = make_scaler(2.0, mtc.ones(2)), make_scaler(3.0, mtc.zeros(2))
+    ca, cb = compiled(a), compiled(b)
+    x = mtc.randn(2)
+    for _ in range(2):
+        same(a, ca, x)
+        same(b, cb, x)
+    assert a.__code__ is b.__code__ and n_entries(a) == 2
+    c = make_scaler(2.0, mtc.full((2,), 5.0))  # same constant, another tensor: a hit
+    same(c, compiled(c), x)
+    assert n_entries(a) == 2
+
+
 def make_inlined_closure():
     state = {"k": 2.0}
 
