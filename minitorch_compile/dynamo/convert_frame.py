@@ -33,7 +33,7 @@ from ..fx import GraphModule
 from ._logging import get_logger
 from .codegen import PyCodegen
 from .exc import InternalTorchDynamoError, Unsupported
-from .guards import GuardFunction
+from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
 from .symbolic_convert import InstructionTranslator
 
@@ -171,7 +171,7 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool) -
         if fullgraph:
             raise
         get_logger("graph_breaks").info("running %s eagerly: %s", code.co_name, e)
-        entry = CacheEntry(output.guards.build(fn.__globals__), code, None, backend=backend,
+        entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
                            reason=e.reason, user_line=e.user_line)
     except Exception as e:
         if fullgraph:
@@ -179,12 +179,21 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool) -
                 f"internal error while compiling {code.co_name}: {type(e).__name__}: {e}") from e
         warnings.warn(f"mtc.compile: internal compiler error while compiling {code.co_name} "
                       f"({type(e).__name__}: {e}); running it eagerly", stacklevel=3)
-        entry = CacheEntry(output.guards.build(fn.__globals__), code, None, backend=backend,
+        entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
                            reason=f"internal error: {type(e).__name__}: {e}")
     entry.compile_time_s = time.perf_counter() - start
     for listener in compile_listeners:
         listener(entry)
     return entry
+
+
+def _eager_guard(output: OutputGraph, fn) -> GuardFunction:
+    """The guard of an entry that runs the original code: the facts the failed trace used, or
+    — if those cannot even be turned into a guard — none (running eagerly is always right)."""
+    try:
+        return output.guards.build(fn.__globals__)
+    except Exception:
+        return GuardSet().build(fn.__globals__)
 
 
 def _log_entry(entry: CacheEntry) -> None:
