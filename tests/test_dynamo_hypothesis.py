@@ -6,7 +6,10 @@
    functions), reductions with ``keepdim`` and view round-trips — and emits them as Python
    source.  The source is exec'd into a function, compiled with a counting backend, and must
    give one graph with exactly the ops emitted, and eager's values and gradients.
-2. Guard soundness under random call sequences: a function is called on inputs of randomly
+2. Programs with Python structure (loops, branches on constants, containers, calls with
+   ``*args``/``**kwargs``, comprehensions, lambdas, ``no_grad``) around tensor code: one graph,
+   eager's values and gradients.
+3. Guard soundness under random call sequences: a function is called on inputs of randomly
    drawn shapes, dtypes and ``requires_grad``; every call matches eager and there is exactly
    one cache entry per distinct input kind.
 """
@@ -125,6 +128,60 @@ def test_generated_straight_line_programs(program, seed):
     assert cnt.frame_count == 1, src
     if n_ops is not None:
         assert len(ops_of(cnt.graphs[0])) == n_ops, (src, entry.graph_code)
+
+
+def helper(t, k=2.0, *, shift=0.0):
+    return t * k + shift
+
+
+# statements with Python structure around tensor code; {a} {b} name earlier values, {v} the
+# new one, {n} a small constant; each must be captured without a break
+STATEMENTS = [
+    "{v} = {a}\n    for i in range({n}):\n        {v} = {v} * 0.5 + i",
+    "if {n} > 1:\n        {v} = {a}.cos()\n    else:\n        {v} = {a}.sin()",
+    "{v} = sum([{a}, {b}, {a}])",
+    "{v} = helper({a}, {n}, shift=1.0)",
+    "{v} = helper(*({a},), **{{'k': 3.0}})",
+    "_p, _q = {a}, {b}\n    {v} = _q - _p",
+    "_d = {{'p': {a}, 'q': {b}}}\n    {v} = _d['p'] * _d.get('q')",
+    "{v} = [t * w for t, w in zip(({a}, {b}), (1.0, 2.0))][-1]",
+    "{v} = {a} if isinstance({a}, mtc.Tensor) and {a}.dim() > 0 else {b}",
+    "with mtc.no_grad():\n        _s = {a} * 2\n    {v} = {b} + _s",
+    "_xs = [{a}]\n    _xs.append({b})\n    {v} = mtc.stack(_xs).sum(0)",
+    "{v} = (lambda t: t.exp() / (1 + t.exp()))({a})",
+]
+
+
+@st.composite
+def structured_programs(draw):
+    n_inputs = draw(st.integers(1, 3))
+    names = [f"x{i}" for i in range(n_inputs)]
+    lines = []
+    for i in range(draw(st.integers(1, 6))):
+        template = draw(st.sampled_from(STATEMENTS))
+        lines.append("    " + template.format(v=f"v{i}", a=draw(st.sampled_from(names)),
+                                               b=draw(st.sampled_from(names)),
+                                               n=draw(st.integers(0, 3))))
+        names.append(f"v{i}")
+    src = (f"def prog({', '.join(names[:n_inputs])}):\n" + "\n".join(lines) +
+           f"\n    return ({', '.join(names[n_inputs:])},)\n")
+    return src, n_inputs, [draw(st.booleans()) for _ in range(n_inputs)]
+
+
+@given(structured_programs(), st.integers(0, 2**16))
+def test_generated_programs_with_python_structure(program, seed):
+    src, n_inputs, grads = program
+    mtc.dynamo.reset()
+    rng = np.random.default_rng(seed)
+    args = [mtc.tensor(rng.standard_normal(3).astype(np.float32), requires_grad=g)
+            for g in grads]
+    fn = make_function(src)
+    fn.__globals__["helper"] = helper
+    cnt = CountingBackend()
+    compile_and_compare(fn, *args, backend=cnt, rtol=1e-4, atol=1e-5)
+    entry = mtc.dynamo.cache_entries(fn)[0]
+    assert entry.reason is None and not entry.is_eager, f"{entry.reason}\n{src}"
+    assert cnt.frame_count == (entry.graph_module is not None)  # none if no tensor op ran
 
 
 def kinded(x, y, scale=2.0):
