@@ -769,6 +769,50 @@ def p_embed_loss(idx, emb, target):
     return F.mse_loss(emb(idx), target)
 
 
+class TinyTransformerBlock(nn.Module):
+    def __init__(self, d=8, heads=2, vocab=11):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.norms = nn.ModuleList([nn.LayerNorm(d), nn.LayerNorm(d)])
+        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+        self.head = nn.Linear(d, vocab)
+        self.drop = nn.Dropout(0.1)
+        self.heads = heads
+
+    def attention(self, h):
+        b, t, d = h.shape
+        q, k, v = self.qkv(h).chunk(3, dim=-1)
+        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
+        out = att.softmax(dim=-1) @ v
+        return self.proj(out.transpose(1, 2).reshape(b, t, d))
+
+    def forward(self, idx, targets=None):
+        h = self.emb(idx)
+        h = h + self.drop(self.attention(self.norms[0](h)))
+        h = h + self.mlp(self.norms[1](h))
+        logits = self.head(h)
+        if targets is None:
+            return logits
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        return logits, loss
+
+
+def test_tiny_transformer_block():
+    mod = TinyTransformerBlock().eval()
+    idx = mtc.tensor([[1, 2, 3, 4], [5, 6, 7, 8]])
+    entry = check(p_call_module_raw_kw, idx, mod, kwargs={"targets": idx}, rtol=1e-4, atol=1e-5)
+    assert "cross_entropy" in entry.graph_code
+    assert ("NN_MODULE", "L['mod']._modules['drop']") in guard_set(p_call_module_raw_kw)
+
+
+def p_call_module_raw_kw(x, mod, targets=None):
+    return mod(x, targets)
+
+
 # ============================================================== builtins
 def p_len(x, xs, d):
     return x * (len(xs) + len(d) + len(x) + len((1, 2)) + len("abc"))
