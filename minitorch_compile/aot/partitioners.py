@@ -28,9 +28,9 @@ gives the cheapest one (``maxflow.py``).  For ``cos(cos(x))``: saving ``x`` (mat
 input) is cheaper than saving ``cos(x)`` (fusible, so weighted x2), so the backward recomputes
 ``cos(x)`` and one tensor is saved instead of two — the tutorial's ``AOTTransformedTwoCosine``.
 
-The ``Partition`` keeps the cut's value (``cut_value``), why each banned node may not be
-recomputed (``banned``), and the data edges from a saved value into the backward
-(``cut_edges``, drawn red by ``Partition.draw()``).
+The ``Partition`` keeps the flow network (``network``: ``(u, v, capacity)`` edges), the cut's
+value (``cut_value``), why each banned node may not be recomputed (``banned``), and the data
+edges from a saved value into the backward (``cut_edges``, drawn red by ``Partition.draw()``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from ..fx import Graph, GraphModule
 from ..fx.node import map_arg
-from .maxflow import MaxFlow
+from .maxflow import min_cut
 
 RECOMPUTABLE_CATEGORIES = {"pointwise", "view", "creation"}
 CHEAP_REDUCTIONS = {"sum", "mean", "amax", "amin"}
@@ -168,6 +168,7 @@ class Partition:
     cut_edges: list = field(default_factory=list)  # (saved, backward user) data edges
     cut_value: float = 0.0  # min-cut: the weighted cost of the saved values
     banned: dict = field(default_factory=dict)  # min-cut: node name -> why not recomputable
+    network: list = field(default_factory=list)  # min-cut: the flow network's (u, v, capacity)
 
     def __iter__(self):
         return iter((self.fw_module, self.bw_module))
@@ -321,30 +322,28 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
             is_fusible(n, u) for u in n.users)
         return w * 2 if fusible_everywhere else w
 
-    flow = MaxFlow()
-    flow.node("source")
-    flow.node("sink")
+    network: list = []  # (u, v, capacity): the flow network, kept for learners
     banned: dict = {}  # node name -> why it may not be recomputed
     for n in nodes:
         if n in required_bw:
             if n in tangents_closure:
-                flow.add_edge(f"{n.name}_in", "sink", math.inf)
+                network.append((f"{n.name}_in", "sink", math.inf))
                 continue
-            flow.add_edge(f"{n.name}_out", "sink", math.inf)
+            network.append((f"{n.name}_out", "sink", math.inf))
         reason = "primal input" if _is_primal(n) else ban_reason(n) if n in required_fw else None
         if reason and not is_view(n):
             banned[n.name] = reason
-            flow.add_edge("source", f"{n.name}_in", math.inf)
-        flow.add_edge(f"{n.name}_in", f"{n.name}_out", weight(n))
+            network.append(("source", f"{n.name}_in", math.inf))
+        network.append((f"{n.name}_in", f"{n.name}_out", weight(n)))
         for u in n.users:
             if u.op != "output":
-                flow.add_edge(f"{n.name}_out", f"{u.name}_in", math.inf)
+                network.append((f"{n.name}_out", f"{u.name}_in", math.inf))
 
-    value, side_s, _ = flow.min_cut("source", "sink")
+    value, side_s, _ = min_cut(network, "source", "sink")
     if value == math.inf:
         raise RuntimeError("min-cut partitioner: no finite cut (a value the backward needs "
                            "can be neither saved nor recomputed)")
     saved = [n for n in nodes if f"{n.name}_in" in side_s and f"{n.name}_out" not in side_s]
     return _extract_fwd_bwd(joint_module, saved, num_fwd_outputs,
                             "min_cut_rematerialization_partition", cut_value=value,
-                            banned=banned)
+                            banned=banned, network=network)
