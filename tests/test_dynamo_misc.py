@@ -515,3 +515,23 @@ def test_counting_backend_graph_meta():
             assert isinstance(ex, mtc.fx.FakeTensor) and tuple(ex.shape) == (4,)
     assert all("stack_trace" in n.meta for n in gm.graph.nodes
                if n.op in ("call_function", "call_method"))
+
+
+def test_fullgraph_wrapper_never_reuses_an_eager_fallback_entry():
+    def branchy(x):
+        if x.mean() > 0.5:
+            return x
+        return -x
+
+    x = mtc.randn(4)
+    mtc.compile(branchy, backend="eager")(x)  # leaves an eager fallback entry
+    with pytest.raises(mtc.dynamo.exc.Unsupported):
+        mtc.compile(branchy, backend="eager", fullgraph=True)(x)
+
+
+def test_wrong_arity_errors_name_the_function():
+    def add2(x, y):
+        return x + y
+
+    with pytest.raises(TypeError, match=r"add2\(\) missing 1 required positional argument"):
+        mtc.compile(add2, backend="eager")(mtc.ones(2))

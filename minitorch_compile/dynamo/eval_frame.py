@@ -36,7 +36,10 @@ _disabled_depth = 0
 
 def reset() -> None:
     """Forget every compiled entry (``torch._dynamo.reset()``)."""
+    from .symbolic_convert import _INSTRUCTION_CACHE
+
     _CACHE.clear()
+    _INSTRUCTION_CACHE.clear()
 
 
 def _make_binder(fn):
@@ -77,9 +80,10 @@ def _make_binder(fn):
         params.append(f"**{dstar}")
         all_names.append(dstar)
     body = "{" + ", ".join(f"{n!r}: {n}" for n in all_names) + "}"
-    src = f"def bind({', '.join(params)}):\n    return {body}\n"
+    name = code.co_name if code.co_name.isidentifier() else "bind"  # errors name the function
+    src = f"def {name}({', '.join(params)}):\n    return {body}\n"
     exec(builtins.compile(src, f"<bind {code.co_name}>", "exec"), ns)
-    return ns["bind"]
+    return ns[name]
 
 
 def _defaults_of(fn) -> tuple:
@@ -142,7 +146,8 @@ class _JitFunction:
         code = self.fn.__code__
         entries = _CACHE.setdefault(code, [])
         for entry in entries:
-            if entry.backend is self.backend and entry.guard(L):
+            if entry.backend is self.backend and entry.guard(L) and not (
+                    self.fullgraph and entry.is_eager):  # fullgraph never settles for eager
                 return self._run(entry, args, kwargs)
         mine = [e for e in entries if e.backend is self.backend]
         if len(mine) >= RECOMPILE_LIMIT:
