@@ -861,6 +861,34 @@ opinfo("log_softmax.int", _softmax_sample, _log_softmax_ref,
        lambda s: s.args[2] or dtype_of(s.args[0]))
 
 
+def _norm_prim_sample(g, dt):
+    a = g.array(g.shape(), dt)
+    return S(a, g.dim(a.ndim), False)
+
+
+opinfo("_softmax", _norm_prim_sample,
+       lambda a, dim, h: np.exp(_log_softmax_ref(a, dim)).astype(a.dtype), same())
+opinfo("_log_softmax", _norm_prim_sample,
+       lambda a, dim, h: _log_softmax_ref(a, dim).astype(a.dtype), same())
+
+
+def _norm_backward_sample(g, dt):
+    shape = g.shape()
+    return S(g.array(shape, dt), g.array(shape, dt), g.dim(len(shape)), dt)
+
+
+def _axis_of(a, dim):
+    return dim % a.ndim if a.ndim else None
+
+
+opinfo("_softmax_backward_data", _norm_backward_sample,
+       lambda gr, y, dim, dt: y * (gr - np.sum(gr * y, axis=_axis_of(y, dim), keepdims=True)),
+       lambda s: s.args[3])
+opinfo("_log_softmax_backward_data", _norm_backward_sample,
+       lambda gr, y, dim, dt: gr - np.exp(y) * np.sum(gr, axis=_axis_of(y, dim), keepdims=True),
+       lambda s: s.args[3])
+
+
 def _layer_norm_sample(g, dt):
     a = g.array(g.shape(min_dims=1), dt)
     k = g.integers(1, a.ndim)

@@ -2,8 +2,8 @@
 
 The programs are the benchmark's (``benchmarks/bench_aot.py``), so its table and these
 assertions cannot drift apart: gradients equal torch's, and our min-cut saves no more bytes
-than torch's min-cut — except where the op table differs from torch's (softmax), which is
-marked and explained.
+than torch's min-cut — except the hand-written softmax variants, where torch's joint graph
+differs from ours (marked and explained).
 """
 
 import importlib.util
@@ -28,14 +28,10 @@ bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 CASES = {name: (builder, shapes) for name, builder, shapes in bench.CASES}
 
-SOFTMAX_GAP = (
-    "our op table's softmax is a composite of amax/sub/exp/sum/div, so its backward needs exp "
-    "and the sums; torch's _softmax is one op whose backward reads only its output")
 DETACH_GAP = (
     "torch's joint graph has detach(exp) (autograd saving exp's result) and detach is not in "
     "torch's fusible set, so torch bans recomputing exp; ours recomputes it from x")
-KNOWN_GAPS = {"softmax": SOFTMAX_GAP, "attention": SOFTMAX_GAP,
-              "softmax, by hand": DETACH_GAP, "attention, by hand": DETACH_GAP}
+KNOWN_GAPS = {"softmax, by hand": DETACH_GAP, "attention, by hand": DETACH_GAP}
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
-from .table import COMPOSITE, INDEXING, MetaError, TensorMeta, defop, wrap_dim
+from .table import COMPOSITE, INDEXING, REDUCTION, MetaError, TensorMeta, defop, wrap_dim
 
 # ---------------------------------------------------------------- softmax
 
@@ -24,31 +24,92 @@ def _check_dim(name, dim, ndim):
         raise IndexError(f"{name}: {e}") from None
 
 
-def _softmax(self, dim, dtype=None):
-    """exp(x - max) / sum(exp(x - max)); the max is a constant shift (detached)."""
+def _as_float(x, dtype):
+    x = x if dtype is None else x.to(dtype)
+    return x if x.dtype.is_floating_point else x.to(_dtype.get_default_dtype())
+
+
+def _softmax_composite(self, dim, dtype=None):
+    """``softmax`` = ``_softmax`` on a floating-point input (torch's CompositeImplicit rule)."""
     _check_dim("softmax", dim, self.ndim)
-    x = self if dtype is None else self.to(dtype)
-    if not x.dtype.is_floating_point:
-        x = x.to(_dtype.get_default_dtype())
-    shifted = x - F.ops.aten.detach(x.amax(dim, keepdim=True))
-    e = shifted.exp()
-    return e / e.sum(dim, keepdim=True)
+    return F.ops.aten._softmax(_as_float(self, dtype), dim, False)
 
 
-def _log_softmax(self, dim, dtype=None):
-    """(x - max) - log(sum(exp(x - max)))."""
+def _log_softmax_composite(self, dim, dtype=None):
     _check_dim("log_softmax", dim, self.ndim)
-    x = self if dtype is None else self.to(dtype)
-    if not x.dtype.is_floating_point:
-        x = x.to(_dtype.get_default_dtype())
-    shifted = x - F.ops.aten.detach(x.amax(dim, keepdim=True))
-    return shifted - shifted.exp().sum(dim, keepdim=True).log()
+    return F.ops.aten._log_softmax(_as_float(self, dtype), dim, False)
 
 
 softmax = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-                COMPOSITE, decomposition=_softmax)
+                COMPOSITE, decomposition=_softmax_composite)
 log_softmax = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-                    COMPOSITE, decomposition=_log_softmax)
+                    COMPOSITE, decomposition=_log_softmax_composite)
+
+
+# The primitives, with torch's derivatives: the backward of softmax reads only its *output*
+# (y * (g - sum(g * y))), which is what lets a partitioner save one tensor for it.
+
+
+def _norm_meta(name):
+    def meta(self, dim, half_to_float=False):
+        if not self.dtype.is_floating_point:
+            raise MetaError(f'"{name}" not implemented for \'{self.dtype.name}\'')
+        wrap_dim(dim, self.ndim)
+        return TensorMeta(tuple(self.shape), self.dtype)
+    return meta
+
+
+def _axis(a, dim):
+    return dim % a.ndim if a.ndim else None
+
+
+def _softmax_kernel(a, dim, half_to_float=False):
+    shifted = a - np.max(a, axis=_axis(a, dim), keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=_axis(a, dim), keepdims=True)
+
+
+def _log_softmax_kernel(a, dim, half_to_float=False):
+    shifted = a - np.max(a, axis=_axis(a, dim), keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=_axis(a, dim), keepdims=True))
+
+
+defop("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", REDUCTION,
+      kernel=_softmax_kernel, meta=_norm_meta("softmax"),
+      derivatives={"self": lambda grad, result, dim, self: F.ops.aten._softmax_backward_data(
+          grad, result, dim, self.dtype)})
+defop("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", REDUCTION,
+      kernel=_log_softmax_kernel, meta=_norm_meta("log_softmax"),
+      derivatives={"self": lambda grad, result, dim, self:
+                   F.ops.aten._log_softmax_backward_data(grad, result, dim, self.dtype)})
+
+
+def _backward_meta(grad_output, output, dim, input_dtype):
+    return TensorMeta(tuple(grad_output.shape), input_dtype)
+
+
+def _sum_keep(t, dim):
+    return t.sum(dim, keepdim=True)
+
+
+defop("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+      "ScalarType input_dtype) -> Tensor", REDUCTION, meta=_backward_meta,
+      kernel=lambda g, y, dim, input_dtype: y * (g - np.sum(g * y, axis=_axis(y, dim),
+                                                              keepdims=True)),
+      derivatives={
+          "grad_output": lambda grad, output, dim, input_dtype:
+              F.ops.aten._softmax_backward_data(grad, output, dim, input_dtype),
+          "output": lambda grad, grad_output, output, dim:
+              grad * (grad_output - _sum_keep(grad_output * output, dim))
+              - grad_output * _sum_keep(grad * output, dim)})
+defop("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+      "ScalarType input_dtype) -> Tensor", REDUCTION, meta=_backward_meta,
+      kernel=lambda g, y, dim, input_dtype: g - np.exp(y) * np.sum(g, axis=_axis(y, dim),
+                                                                   keepdims=True),
+      derivatives={
+          "grad_output": lambda grad, output, dim: grad - _sum_keep(grad * output.exp(), dim),
+          "output": lambda grad, grad_output, output, dim:
+              -grad * output.exp() * _sum_keep(grad_output, dim)})
 
 # ---------------------------------------------------------------- layer_norm
 
@@ -146,7 +207,7 @@ nll_loss = defop(
 def _cross_entropy(input, target, weight=None, ignore_index=-100,  # noqa: A002
                    reduction="mean", label_smoothing=0.0):
     class_dim = 0 if input.ndim == 1 else 1
-    logp = _log_softmax(input, class_dim)
+    logp = _log_softmax_composite(input, class_dim)
     if target.dtype.is_floating_point:  # class probabilities
         if ignore_index != -100:
             raise RuntimeError("cross_entropy: ignore_index is not supported for floating point "
