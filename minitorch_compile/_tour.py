@@ -514,9 +514,12 @@ def step_dynamo() -> None:
     inputs = {"x": mtc.randn(10), "y": mtc.randn(10)}
     function(inputs)
     entry = mtc.dynamo.cache_entries(function)[0]
-    print("Until graph breaks land it runs eagerly, and its cache entry says why:")
-    print("  entry.is_eager:", entry.is_eager)
-    print("  entry.reason:  ", entry.reason)
+    print("The graph breaks there: the graph so far computes the condition, Python takes the")
+    print("branch, and a resume function continues (compiled on its first call):")
+    print("  graph break:", entry.graph_break.reason)
+    print(_indented(_stable(entry.decompiled(), {})))
+    print("  graph before the break:")
+    print(_indented(entry.graph_code.strip()))
     mtc.dynamo.reset()
 
 

@@ -37,7 +37,7 @@ def two_ops(x, y):
 
 def branchy(x):
     y = x.cos()
-    if y.sum() > 0:  # data-dependent: not capturable yet
+    if y.sum() > 0:  # data-dependent: the graph breaks here
         return y
     return -y
 
@@ -201,15 +201,17 @@ def test_backend_that_raises_falls_back_with_a_warning():
 
 
 # ============================================================== fullgraph and unsupported code
-def test_unsupported_runs_eagerly_with_the_reason_recorded():
+def test_a_data_dependent_branch_breaks_the_graph_with_the_reason_recorded():
     fn = mtc.compile(branchy, backend="eager")
     for x in (mtc.randn(3), -mtc.ones(3) * 5):
         assert mtc.allclose(fn(x), branchy(x))
     entry = mtc.dynamo.cache_entries(fn)[0]
-    assert entry.is_eager and entry.graph_module is None and entry.graph_code is None
-    assert "data-dependent branching" in entry.reason
-    assert "in branchy" in entry.user_line and "if y.sum() > 0:" in entry.user_line
-    assert len(mtc.dynamo.cache_entries(fn)) == 1  # the eager entry serves the same inputs
+    assert not entry.is_eager and "cos" in entry.graph_code and "gt" in entry.graph_code
+    brk = entry.graph_break
+    assert "data-dependent branching" in brk.reason
+    assert "in branchy" in brk.user_line and "if y.sum() > 0:" in brk.user_line
+    assert len(mtc.dynamo.cache_entries(fn)) == 1  # the same entry serves both branches
+    assert "__resume_at_" in entry.decompiled()
 
 
 def test_fullgraph_unsupported_names_the_source_line():
@@ -257,7 +259,8 @@ def test_user_errors_are_raised_as_in_eager():
         warnings.simplefilter("error")  # the user's error is not an internal compiler error
         with pytest.raises(type(eager_err.value)):
             fn(mtc.randn(2, 3), mtc.randn(2, 3))
-    assert "raised" in mtc.dynamo.cache_entries(fn)[0].reason
+    entry = mtc.dynamo.cache_entries(fn)[0]  # the matmul broke the graph and ran in Python
+    assert "raised" in (entry.reason or entry.graph_break.reason)
 
 
 # ============================================================== fault injection
@@ -345,8 +348,9 @@ def test_explain_captured_function():
 
 
 def test_explain_unsupported_function():
-    out = mtc.dynamo.explain(branchy, mtc.randn(3))  # the direct-call form
-    assert out.graph_count == 0 and out.graph_break_count == 1 and out.op_count == 0
+    out = mtc.dynamo.explain(branchy, mtc.ones(3))  # the direct-call form
+    # one graph (cos, sum, gt) before the break; the branch taken (`return y`) has no ops
+    assert out.graph_count == 1 and out.graph_break_count == 1 and out.op_count == 3
     reason = out.break_reasons[0]
     assert "data-dependent branching" in reason.reason
     assert "if y.sum() > 0:" in reason.user_stack
@@ -406,7 +410,7 @@ def test_set_logs_prints_every_artifact(capsys):
     assert "LOAD_GLOBAL" in err and "__compiled_fn_" in err
     assert "[mtc minitorch_compile.recompiles] Recompiling function two_ops" in err
     assert "tensor 'x' size mismatch at index 0. expected 2, actual 3" in err
-    assert "[mtc minitorch_compile.graph_breaks] running branchy eagerly: data-dependent" in err
+    assert "[mtc minitorch_compile.graph_breaks] Graph break in branchy: data-dependent" in err
 
 
 def test_set_logs_off_and_unknown_names(capsys):
@@ -492,10 +496,14 @@ def test_decompiled_code_runs_like_the_transformed_code():
 
 
 def test_eager_entry_inspection():
-    fn = mtc.compile(branchy, backend="eager")
+    def reads_grad_fn(x):
+        return x.grad_fn  # autograd state: no break is possible at an attribute read
+
+    fn = mtc.compile(reads_grad_fn, backend="eager")
     fn(mtc.randn(2))
     entry = mtc.dynamo.cache_entries(fn)[0]
-    assert "def branchy" in entry.decompiled() and "COMPARE_OP" in entry.dis()
+    assert entry.is_eager
+    assert "def reads_grad_fn" in entry.decompiled() and "LOAD_ATTR" in entry.dis()
     assert entry.guard_source.startswith("def guard(L):")
 
 

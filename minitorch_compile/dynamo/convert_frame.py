@@ -32,10 +32,12 @@ from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
 from ._logging import get_logger
 from .codegen import PyCodegen
-from .exc import InternalTorchDynamoError, Unsupported
+from .exc import InternalTorchDynamoError, RestartAnalysis, Unsupported
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
+from .resume_execution import emit_graph_break
 from .symbolic_convert import InstructionTranslator
+from .variables.lists import TupleVariable
 
 _CO_KEEP = 0x01 | 0x02 | 0x04 | 0x08 | 0x10  # OPTIMIZED, NEWLOCALS, VARARGS, VARKEYWORDS, NESTED
 
@@ -58,6 +60,7 @@ class CacheEntry:
     compile_time_s: float = 0.0
     fullgraph: bool = False
     functions: dict = field(default_factory=dict)  # id(original fn) -> transformed function
+    graph_break: object = None  # the Unsupported that ended this frame's graph, if any
 
     @property
     def is_eager(self) -> bool:
@@ -113,8 +116,11 @@ def decompile(code) -> str:
         return f"# depyf could not decompile this code: {type(e).__name__}: {e}"
 
 
-def transformed_code(code: types.CodeType, output: OutputGraph, return_vt) -> types.CodeType:
-    """Bytecode: call the compiled graph on its inputs, rebuild the return value, return."""
+def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=None,
+                     backend=None) -> types.CodeType:
+    """Bytecode: call the compiled graph on its inputs, rebuild the return value, return —
+    or, after a graph break, rebuild the stack, run the breaking instruction and continue in a
+    resume function (``resume_execution.emit_graph_break``)."""
     cg = PyCodegen(output=output)
     if output.compiled_fn_name is not None:
         cg.graph_output_index = {id(v.proxy): i for i, v in enumerate(output.output_vts)}
@@ -124,14 +130,18 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt) -> ty
         cg.load_const(output.final_grad_enabled)
         cg.call(1)
         cg.append(Instr("POP_TOP"))
-    cg.reconstruct(return_vt)
-    cg.append(Instr("RETURN_VALUE"))
+    if tx is not None and tx.graph_break is not None:
+        emit_graph_break(cg, tx, tx.graph_break, backend)
+    else:
+        cg.reconstruct(return_vt)
+        cg.append(Instr("RETURN_VALUE"))
     prefix = []
     if code.co_freevars:
         prefix.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
     prefix.append(Instr("RESUME", 0))
     for ins in prefix + cg.instructions:
-        ins.lineno = code.co_firstlineno
+        if isinstance(ins, Instr):
+            ins.lineno = code.co_firstlineno
     bc = Bytecode(prefix + cg.instructions)
     n_args = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + \
         bool(code.co_flags & 0x08)
@@ -149,42 +159,81 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt) -> ty
     return bc.to_code()
 
 
+MAX_RESTARTS = 8
+
+
 def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool) -> CacheEntry:
     code = fn.__code__
     start = time.perf_counter()
-    output = OutputGraph(fn.__globals__, code)
-    tx = InstructionTranslator(code, f_locals, fn.__globals__, closure, output)
+    break_at: dict = {}
     entry: CacheEntry
-    try:
+    for _ in range(MAX_RESTARTS):
+        output = OutputGraph(fn.__globals__, code)
+        tx = InstructionTranslator(code, f_locals, fn.__globals__, closure, output,
+                                   allow_breaks=not fullgraph, break_at=break_at)
         try:
-            return_vt = tx.run()
-            output.compile_subgraph(tx, return_vt, backend)
-            new_code = transformed_code(code, output, return_vt)
-        finally:
-            output.restore_global_state()
-        guard = output.guards.build(fn.__globals__)
-        output.install_globals()
-        entry = CacheEntry(guard, code, new_code, output.gm, output.compiled_fn_name, backend,
-                           fullgraph=fullgraph)
-        _log_entry(entry)
-    except Unsupported as e:
-        if fullgraph:
-            raise
-        get_logger("graph_breaks").info("running %s eagerly: %s", code.co_name, e)
+            entry = _convert(fn, tx, output, backend, fullgraph)
+            break
+        except RestartAnalysis as restart:  # a break inside an inlined call: break at the call
+            break_at[restart.ip] = restart.cause
+        except Unsupported as e:
+            if fullgraph:
+                raise
+            get_logger("graph_breaks").info("running %s eagerly: %s", code.co_name, e)
+            entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
+                               reason=e.reason, user_line=e.user_line)
+            break
+        except Exception as e:
+            if fullgraph:
+                raise InternalTorchDynamoError(
+                    f"internal error while compiling {code.co_name}: {type(e).__name__}: {e}"
+                ) from e
+            warnings.warn(f"mtc.compile: internal compiler error while compiling "
+                          f"{code.co_name} ({type(e).__name__}: {e}); running it eagerly",
+                          stacklevel=3)
+            entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
+                               reason=f"internal error: {type(e).__name__}: {e}")
+            break
+    else:
         entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
-                           reason=e.reason, user_line=e.user_line)
-    except Exception as e:
-        if fullgraph:
-            raise InternalTorchDynamoError(
-                f"internal error while compiling {code.co_name}: {type(e).__name__}: {e}") from e
-        warnings.warn(f"mtc.compile: internal compiler error while compiling {code.co_name} "
-                      f"({type(e).__name__}: {e}); running it eagerly", stacklevel=3)
-        entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
-                           reason=f"internal error: {type(e).__name__}: {e}")
+                           reason="too many restarts of the analysis")
     entry.compile_time_s = time.perf_counter() - start
     for listener in compile_listeners:
         listener(entry)
     return entry
+
+
+def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
+    code = fn.__code__
+    try:
+        return_vt = tx.run()
+        brk = tx.graph_break
+        if brk is not None:
+            # the graph's outputs: every tensor the stack and the live locals hold
+            live = [tx.symbolic_locals[n] for n in tx.live_locals() if n in tx.symbolic_locals
+                    and n in _live_anywhere(tx, brk)]
+            return_vt = TupleVariable(list(brk.stack) + live)
+            get_logger("graph_breaks").info("Graph break in %s: %s\n  %s", code.co_name,
+                                            brk.reason.reason, brk.reason.user_line)
+        output.compile_subgraph(tx, return_vt, backend)
+        new_code = transformed_code(code, output, return_vt, tx, backend)
+    finally:
+        output.restore_global_state()
+    guard = output.guards.build(fn.__globals__)
+    output.install_globals()
+    entry = CacheEntry(guard, code, new_code, output.gm, output.compiled_fn_name, backend,
+                       fullgraph=fullgraph,
+                       graph_break=tx.graph_break.reason if tx.graph_break else None)
+    _log_entry(entry)
+    return entry
+
+
+def _live_anywhere(tx, brk) -> set:
+    """Locals some continuation of the break reads (the graph need not output the rest)."""
+    targets = [brk.index + 1]
+    if brk.inst.arg in tx.labels:
+        targets.append(tx.labels[brk.inst.arg])
+    return {n for t in targets for n in tx.live_locals(t)}
 
 
 def _eager_guard(output: OutputGraph, fn) -> GuardFunction:

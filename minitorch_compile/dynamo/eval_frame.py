@@ -147,7 +147,8 @@ class _JitFunction:
         entries = _CACHE.setdefault(code, [])
         for entry in entries:
             if entry.backend is self.backend and entry.guard(L) and not (
-                    self.fullgraph and entry.is_eager):  # fullgraph never settles for eager
+                    self.fullgraph and (entry.is_eager or entry.graph_break is not None)):
+                # fullgraph never settles for an eager or broken entry
                 return self._run(entry, args, kwargs)
         mine = [e for e in entries if e.backend is self.backend]
         if len(mine) >= RECOMPILE_LIMIT:
@@ -278,3 +279,47 @@ class disable_compilation:
     def __exit__(self, *exc):
         global _disabled_depth
         _disabled_depth -= 1
+
+
+# ------------------------------------------------------------------------------ after a break
+# The transformed code of a frame that broke calls these (installed as globals of its module).
+
+_RESUME_JITS: dict = {}
+_WRAPPED: dict = {}
+
+
+def jit_resume(code: types.CodeType, closure, backend) -> _JitFunction:
+    """The JIT-compiled resume function for ``code`` (with the frame's closure cells)."""
+    key = (code, tuple(map(id, closure)) if closure else None, id(backend))
+    hit = _RESUME_JITS.get(key)
+    if hit is None:
+        fn = types.FunctionType(code, _resume_globals(code), code.co_name, None, closure)
+        hit = _RESUME_JITS[key] = _JitFunction(fn, backend, False, None, None)
+    return hit
+
+
+def _resume_globals(code) -> dict:
+    from .resume_execution import RESUME_INFO
+
+    return RESUME_INFO[code].globals
+
+
+def jit_wrap(obj, backend):
+    """A user callable called at a graph break runs through the JIT as its own frame."""
+    from ..nn import Module
+
+    key = (id(obj), id(backend))
+    hit = _WRAPPED.get(key)
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    if isinstance(obj, types.FunctionType):
+        wrapped = _JitFunction(obj, backend, False, None, None)
+    elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        wrapped = types.MethodType(_JitFunction(obj.__func__, backend, False, None, None),
+                                   obj.__self__)
+    elif isinstance(obj, Module):
+        wrapped = compile(obj, backend=backend)
+    else:
+        return obj
+    _WRAPPED[key] = (obj, wrapped)
+    return wrapped

@@ -1,9 +1,10 @@
 """Dynamo's exceptions (``torch/_dynamo/exc.py``).
 
-``Unsupported`` means "this Python cannot be captured into a graph": the frame falls back to
-eager (later: a graph break), or — with ``fullgraph=True`` — the error reaches the user, naming
-the source line.  Anything else raised inside the compiler is an internal error: it falls back
-to eager with a warning, because the compiler must never change what a program computes.
+``Unsupported`` means "this Python cannot be captured into a graph": the frame breaks the graph
+there (or, where no break is possible, runs eagerly), or — with ``fullgraph=True`` — the error
+reaches the user, naming the source line.  Anything else raised inside the compiler is an
+internal error: it falls back to eager with a warning, because the compiler must never change
+what a program computes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ class NotConstant(Unsupported, NotImplementedError):
 
 class InternalTorchDynamoError(TorchDynamoException):
     pass
+
+
+class RestartAnalysis(TorchDynamoException):
+    """A graph break happened inside an inlined call: trace the frame again from the start,
+    and this time break *at the call* (``ip`` in the root frame) instead of inlining it."""
+
+    def __init__(self, ip: int, cause: Unsupported):
+        self.ip = ip
+        self.cause = cause
+        super().__init__(f"restart: break at instruction {ip} ({cause.reason})")
 
 
 class RecompileLimitExceeded(TorchDynamoException):

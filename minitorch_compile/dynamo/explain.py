@@ -91,7 +91,10 @@ def explain(fn, *extra_args, **extra_kwargs):
                 _CACHE[code] = saved
         out = ExplainOutput(graphs=graphs, graph_count=len(graphs))
         for e in entries:
-            if e.reason is not None:
+            if e.graph_break is not None:  # the graph broke; a resume function continued
+                out.break_reasons.append(BreakReason(e.graph_break.reason,
+                                                     e.graph_break.user_line))
+            elif e.reason is not None:  # the whole frame ran eagerly
                 out.break_reasons.append(BreakReason(e.reason, e.user_line))
             out.out_guards.extend(e.guard.guard_set.guards)
         out.graph_break_count = len(out.break_reasons)

@@ -188,6 +188,8 @@ class OutputGraph:
             elif isinstance(vt, ConstDictVariable):
                 for i in vt.items.values():
                     collect(i)
+            elif hasattr(vt, "obj") and isinstance(vt.obj, VariableTracker):
+                collect(vt.obj)  # a bound attribute (``t.item``) on the stack at a break
 
         collect(return_vt)
         self.output_vts = outputs

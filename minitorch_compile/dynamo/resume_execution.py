@@ -34,6 +34,7 @@ _counter = itertools.count(1)
 
 @dataclass(frozen=True)
 class ResumeInfo:
+    globals: dict
     original: types.CodeType
     target: int  # index of the instruction to continue at, in the original's instructions
     prologue: int  # instructions before the original body in the resume code
@@ -59,7 +60,7 @@ def _is_prologue(ins) -> bool:
 
 
 def make_resume(original: types.CodeType, target: int, stack_size: int,
-                live_locals: tuple) -> types.CodeType:
+                live_locals: tuple, f_globals: dict) -> types.CodeType:
     """The code of a function continuing ``original`` at instruction ``target``."""
     key = (original, target, stack_size, live_locals)
     hit = _BUILT.get(key)
@@ -102,8 +103,138 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     code = new.to_code()
     n_prologue = sum(1 for ins in prologue if isinstance(ins, Instr))
     n_dropped = sum(1 for ins in items if _is_prologue(ins))
-    RESUME_INFO[code] = ResumeInfo(original, target, n_prologue - n_dropped, stack_size,
-                                   tuple(live_locals))
+    RESUME_INFO[code] = ResumeInfo(f_globals, original, target, n_prologue - n_dropped,
+                                   stack_size, tuple(live_locals))
     _BUILT[key] = code
     return code
 
+
+
+# ------------------------------------------------------------------------------ the break itself
+#
+# The transformed code of a frame that broke at instruction I:
+#
+#     graph_out = __compiled_fn_N(<graph inputs>)    # the graph captured before I
+#     <rebuild the stack I expects>                  # graph outputs, constants, sources
+#     I                                              # in plain Python: the call, the jump ...
+#     ___tmp_k ... ___tmp_0 = <stack after I>        # park the stack in locals
+#     return __resume_at_J(___tmp_0..k, *live locals)  # continue (a jump: one return per target)
+
+
+def _jit_wrap_for(backend):
+    """What the break's code calls on a user callable so the callee is compiled as its own frame
+    (the frame-evaluation hook would do that in torch)."""
+    from .eval_frame import jit_wrap
+
+    return lambda obj: jit_wrap(obj, backend)
+
+
+def _resume_function(code, closure, backend):
+    from .eval_frame import jit_resume
+
+    return jit_resume(code, closure, backend)
+
+
+def _user_callable(vt) -> bool:
+    from .variables.functions import BaseUserFunctionVariable
+    from .variables.misc import GetAttrVariable
+    from .variables.nn_module import NNModuleVariable
+
+    if isinstance(vt, GetAttrVariable):
+        return _user_callable(vt.obj) or type(vt.obj).__name__ == "UserDefinedObjectVariable"
+    return isinstance(vt, (BaseUserFunctionVariable, NNModuleVariable))
+
+
+def emit_graph_break(cg, tx, brk, backend) -> None:
+    """Append to ``cg`` the code that finishes a frame which broke at ``brk``."""
+    import dis as _dis
+
+    inst, stack = brk.inst, brk.stack
+    n_stack = len(stack)
+    wrap_at = None
+    if inst.name == "CALL" and getattr(brk.reason, "inlined", False):
+        first = stack[n_stack - inst.arg - 2]
+        wrap_at = n_stack - inst.arg - 1 if type(first).__name__ == "NullVariable" else \
+            n_stack - inst.arg - 2
+        if not _user_callable(stack[wrap_at]):
+            wrap_at = None
+    for i, vt in enumerate(stack):
+        if i == wrap_at:
+            cg.load_global_object("___mtc_jit", _jit_wrap_for(backend))
+            cg.reconstruct(vt)
+            cg.call(1)
+        else:
+            cg.reconstruct(vt)
+    name = inst.name
+    original, offset = original_of(tx.code)
+    lineno = inst.lineno or tx.code.co_firstlineno
+
+    def resume_at(index: int, depth: int) -> None:
+        live = tuple(tx.live_locals(index))
+        target = index - offset
+        code = make_resume(original, target, depth, live, tx.f_globals)
+        for i in reversed(range(depth)):
+            cg.store_local(f"___tmp_{i}")
+        if not tx.code.co_freevars:  # the common case: a global, as torch names it
+            cg.output.globals_to_install[code.co_name] = _resume_function(code, None, backend)
+            cg.load_global(code.co_name, push_null=True)
+        else:  # the resume function needs this frame's closure cells: build it here
+            from bytecode import FreeVar
+
+            cg.append(Instr("PUSH_NULL"))
+            cg.load_global_object("___mtc_resume",
+                                  lambda c, cl: _resume_function(c, cl, backend))
+            cg.load_const(code)
+            for fv in tx.code.co_freevars:
+                cg.append(Instr("LOAD_CLOSURE", FreeVar(fv)))
+            cg.append(Instr("BUILD_TUPLE", len(tx.code.co_freevars)))
+            cg.call(2)
+        for i in range(depth):
+            cg.load_local(f"___tmp_{i}")
+        for local in live:
+            if local in tx.symbolic_locals:
+                cg.reconstruct(tx.symbolic_locals[local])
+            else:
+                cg.load_local(local)  # an argument the traced part never read
+        cg.call(depth + len(live))
+        cg.append(Instr("RETURN_VALUE"))
+
+    if name in ("CALL", "CALL_FUNCTION_EX"):
+        if name == "CALL":
+            if brk.kw_names:
+                cg.append(Instr("KW_NAMES", brk.kw_names))
+            cg.call(inst.arg)
+            depth = n_stack - inst.arg - 2 + 1
+        else:
+            cg.append(Instr("CALL_FUNCTION_EX", inst.arg))
+            depth = n_stack - (2 + (inst.arg & 1)) - 1 + 1
+        resume_at(brk.index + 1, depth)
+    elif name.startswith("POP_JUMP"):
+        label = Label()
+        cond = "TRUE" if name.endswith("TRUE") else "FALSE"
+        cg.append(Instr(f"POP_JUMP_FORWARD_IF_{cond}", label, lineno=lineno))
+        resume_at(brk.index + 1, n_stack - 1)
+        cg.append(label)
+        resume_at(tx.labels[inst.arg], n_stack - 1)
+    elif name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+        label = Label()
+        cond = "TRUE" if "TRUE" in name else "FALSE"
+        cg.append(Instr("COPY", 1))
+        cg.append(Instr(f"POP_JUMP_FORWARD_IF_{cond}", label, lineno=lineno))
+        cg.append(Instr("POP_TOP"))
+        resume_at(brk.index + 1, n_stack - 1)
+        cg.append(label)
+        resume_at(tx.labels[inst.arg], n_stack)
+    else:
+        cg.append(Instr(name, inst.arg, lineno=lineno) if inst.opcode >= _dis.HAVE_ARGUMENT else
+                  Instr(name, lineno=lineno))
+        effect = _dis.stack_effect(inst.opcode, inst.arg if isinstance(inst.arg, int) else
+                                   _oparg(inst), jump=False)
+        resume_at(brk.index + 1, n_stack + effect)
+
+
+def _oparg(inst) -> int:
+    """A numeric oparg for ``dis.stack_effect`` (only its shape matters for these opcodes)."""
+    if inst.name in ("BINARY_OP", "COMPARE_OP"):
+        return int(inst.arg)
+    return 0

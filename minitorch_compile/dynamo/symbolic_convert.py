@@ -23,11 +23,12 @@ import linecache
 import operator
 import sys
 import types
+from dataclasses import dataclass
 
 import bytecode
 from bytecode import Bytecode, Label
 
-from .exc import Unsupported, unimplemented
+from .exc import RestartAnalysis, Unsupported, unimplemented
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
 from .variables.base import VariableTracker
 from .variables.builder import VariableBuilder
@@ -191,7 +192,11 @@ class InstructionTranslatorBase:
                     self.depth + 1)
         if code.co_flags & CO_GENERATOR:
             return GeneratorVariable(child)  # nothing runs until the first next()
-        return child.run()
+        try:
+            return child.run()
+        except Unsupported as e:
+            e.inlined = True  # the caller breaks *at the call* (after a restart)
+            raise
 
     # ================================================================ stack and locals
     def NOP(self, inst):
@@ -578,13 +583,100 @@ class InstructionTranslatorBase:
         unimplemented("a failing assert inside traced code")
 
 
-class InstructionTranslator(InstructionTranslatorBase):
-    """The frame being compiled: its locals are the call's arguments, read lazily."""
+# opcodes at which the root frame may break the graph: the instruction then runs in the
+# transformed code, in plain Python, and a resume function continues after it
+_BREAKABLE = {"CALL", "CALL_FUNCTION_EX", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
+              "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_TRUE",
+              "POP_JUMP_IF_FALSE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
+              "STORE_ATTR", "STORE_GLOBAL", "STORE_SUBSCR", "FORMAT_VALUE", "BINARY_SUBSCR",
+              "UNARY_NOT", "COMPARE_OP", "CONTAINS_OP", "BINARY_OP"}
 
-    def __init__(self, code, f_locals: dict, f_globals: dict, closure: dict, output):
+
+@dataclass
+class GraphBreak:
+    """Where and why the root frame stopped tracing (``convert_frame`` finishes the job)."""
+
+    index: int  # instruction index in this code object
+    inst: object
+    stack: list  # the symbolic stack *before* the instruction
+    kw_names: tuple
+    reason: Unsupported
+
+
+class InstructionTranslator(InstructionTranslatorBase):
+    """The frame being compiled: its locals are the call's arguments, read lazily.
+
+    Only this translator breaks graphs.  When an instruction raises ``Unsupported`` it restores
+    the stack it had before the instruction and stops with a ``GraphBreak``, unless a break is
+    impossible there (inside a loop, inside a ``with`` block, ``fullgraph=True``).  A break
+    raised from an inlined call instead restarts the analysis (``RestartAnalysis``): the second
+    trace breaks at the call itself, so nothing the callee did is half-applied.
+    """
+
+    def __init__(self, code, f_locals: dict, f_globals: dict, closure: dict, output,
+                 allow_breaks: bool = True, break_at: dict | None = None):
         super().__init__(code, f_globals, {}, output, {})
         self.f_locals = f_locals
         self.frame_closure = closure  # free var name -> cell contents
+        self.allow_breaks = allow_breaks
+        self.break_at = break_at or {}  # instruction index -> Unsupported (after a restart)
+        self.graph_break: GraphBreak | None = None
+        self._loops = [(self.labels[i.arg], k) for k, i in enumerate(self.insts)
+                       if "BACKWARD" in i.name and i.arg in self.labels]
+
+    def in_loop(self, index: int) -> bool:
+        return any(start <= index <= end for start, end in self._loops)
+
+    def run(self):
+        while not self.returned:
+            if self.ip >= len(self.insts):
+                unimplemented("fell off the end of the bytecode")
+            index = self.ip
+            inst = self.insts[index]
+            self.ip += 1
+            self.current_instr = inst
+            self.output.instruction_count += 1
+            if self.output.instruction_count > MAX_INSTRUCTIONS:
+                unimplemented(f"more than {MAX_INSTRUCTIONS} instructions traced (an unbounded "
+                              "loop?)")
+            stack, kw_names = list(self.stack), self.kw_names
+            try:
+                if index in self.break_at:
+                    raise self.break_at[index]
+                handler = getattr(self, inst.name, None)
+                if handler is None:
+                    unimplemented(f"opcode {inst.name} is not supported")
+                handler(inst)
+            except Unsupported as e:
+                e.add_location(self.current_user_line(), inst)
+                if not self._can_break(inst, index, stack):
+                    raise
+                if getattr(e, "inlined", False) and index not in self.break_at:
+                    raise RestartAnalysis(index, e) from None
+                self.stack, self.kw_names = stack, kw_names
+                self.graph_break = GraphBreak(index, inst, stack, kw_names, e)
+                return None
+        return self.return_value
+
+    def _can_break(self, inst, index, stack) -> bool:
+        if not self.allow_breaks or inst.name not in _BREAKABLE:
+            return False
+        if self.in_loop(index):
+            return False  # torch too runs a frame eagerly when a loop body breaks
+        return not any(isinstance(v, WithExitFunctionVariable) for v in stack)
+
+    def live_locals(self, target: int | None = None) -> list[str]:
+        """Names the continuation at instruction ``target`` needs: bound locals the code from
+        there may read (a conservative liveness: any read reachable from ``target``), in
+        ``co_varnames`` order.  Arguments never read so far are passed through untouched."""
+        names = list(self.code.co_varnames) + [c for c in self.code.co_cellvars
+                                               if c not in self.code.co_varnames]
+        bound = [n for n in names if not n.startswith("___stack") and (
+            n in self.symbolic_locals or n in self.f_locals)]
+        if target is None or self.code.co_exceptiontable:
+            return bound  # handlers may read anything: keep every bound local
+        read = _reachable_reads(self.insts, self.labels, target)
+        return [n for n in bound if n in read]
 
     def materialize_local(self, name: str) -> None:
         # arguments become trackers (and guards) only when the code first reads them
@@ -608,6 +700,32 @@ class InstructionTranslator(InstructionTranslatorBase):
         if name not in self.closure_cells and name not in self.symbolic_locals:
             self.materialize_local(name)
         super().LOAD_CLOSURE(inst)
+
+
+_UNCONDITIONAL = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
+                  "JUMP_ABSOLUTE"}
+_TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
+
+
+def _reachable_reads(insts, labels, start: int) -> set:
+    """Every local name read by an instruction reachable from ``start``."""
+    seen, todo, read = set(), [start], set()
+    while todo:
+        i = todo.pop()
+        if i in seen or i >= len(insts):
+            continue
+        seen.add(i)
+        ins = insts[i]
+        if ins.name in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST"):
+            read.add(getattr(ins.arg, "name", ins.arg))
+        if ins.name in _TERMINAL:
+            continue
+        target = labels.get(ins.arg) if isinstance(ins.arg, Label) else None
+        if ins.name not in _UNCONDITIONAL:
+            todo.append(i + 1)
+        if target is not None:
+            todo.append(target)
+    return read
 
 
 class InliningInstructionTranslator(InstructionTranslatorBase):

@@ -17,6 +17,11 @@ from .constant import ConstantVariable
 class NullVariable(VariableTracker):
     """The NULL CPython 3.11 pushes below a callable (``PUSH_NULL``, ``LOAD_GLOBAL``)."""
 
+    def reconstruct(self, codegen) -> None:
+        from bytecode import Instr
+
+        codegen.append(Instr("PUSH_NULL"))
+
     def __repr__(self) -> str:
         return "NULL"
 
@@ -30,6 +35,10 @@ class GetAttrVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         return self.obj.call_method(tx, self.name, list(args), kwargs)
+
+    def reconstruct(self, codegen) -> None:
+        codegen.reconstruct(self.obj)
+        codegen.load_attr(self.name)
 
     def __repr__(self) -> str:
         return f"GetAttrVariable({self.obj!r}, {self.name!r})"
