@@ -75,6 +75,9 @@ def _sizes(size) -> tuple:
     for s in size:
         if isinstance(s, Tensor):
             s = int(s)
+        if hasattr(s, "hint") and hasattr(s, "expr"):  # a symbolic size (dynamic shapes)
+            out.append(s)
+            continue
         if not isinstance(s, numbers.Integral):
             raise TypeError(f"size must be a sequence of ints, but got an element of type "
                             f"{type(s).__name__}")

@@ -28,6 +28,7 @@ from ._size import Size
 
 class Tensor:
     # class-level defaults keep tensor creation cheap: instances set only what differs
+    _sym_shape = None  # symbolic sizes of a meta/fake tensor under dynamic shapes
     _requires_grad = False
     grad = None
     grad_fn = None
@@ -65,7 +66,10 @@ class Tensor:
 
     @classmethod
     def _make_meta(cls, shape, dtype) -> Tensor:
-        return cls._make(meta_storage(shape, dtype), META)
+        t = cls._make(meta_storage(shape, dtype), META)
+        if any(hasattr(s, "hint") for s in shape):  # symbolic sizes (dynamic shapes)
+            t._sym_shape = tuple(shape)
+        return t
 
     def _alias(self) -> Tensor:
         """A new tensor object viewing the same data and version counter (no history)."""
@@ -77,12 +81,15 @@ class Tensor:
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self) -> Size:
+        if self._sym_shape is not None:
+            return Size(self._sym_shape)
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
+        shape = self._sym_shape if self._sym_shape is not None else self._data.shape
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+            return Size(shape)
+        return shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self) -> _dtype.dtype:
@@ -102,6 +109,11 @@ class Tensor:
     ndimension = dim
 
     def numel(self) -> int:
+        if self._sym_shape is not None:
+            n = 1
+            for s in self._sym_shape:
+                n = n * s
+            return n
         return self._data.size
 
     nelement = numel
@@ -327,7 +339,7 @@ def meta_storage(shape, dtype, strides=None) -> np.ndarray:
     costs one element of memory.  Its values must never be read (the Meta key guarantees that
     only view kernels ever see it).
     """
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(int(getattr(s, "hint", s)) for s in shape)  # a SymInt's hint: no guard
     if strides is None:
         strides, acc = [], 1
         for s in reversed(shape):

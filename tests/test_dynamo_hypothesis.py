@@ -201,4 +201,6 @@ def test_random_call_sequences_never_return_stale_results(kinds):
         x = mtc.randn(*shape, dtype=dtype, requires_grad=rg)
         y = mtc.randn(3, dtype=dtype)
         assert_same(fn(x, y, scale), kinded(x, y, scale))
-    assert len(mtc.dynamo.cache_entries(kinded)) == len(set(kinds))
+    # at most one entry per kind (automatic dynamic shapes can make one entry serve several
+    # sizes), and never more than the recompile limit
+    assert 1 <= len(mtc.dynamo.cache_entries(kinded)) <= len(set(kinds))

@@ -15,9 +15,17 @@ from . import exc
 from ._logging import set_logs
 from .backends.registry import list_backends, lookup_backend, register_backend
 from .convert_frame import CacheEntry
-from .eval_frame import RECOMPILE_LIMIT, cache_entries, compile, disable_compilation, reset
+from .eval_frame import (
+    RECOMPILE_LIMIT,
+    cache_entries,
+    compile,
+    disable_compilation,
+    mark_dynamic,
+    maybe_mark_dynamic,
+    reset,
+)
 from .explain import ExplainOutput, explain
 
 __all__ = ["compile", "reset", "explain", "ExplainOutput", "cache_entries", "CacheEntry",
            "register_backend", "lookup_backend", "list_backends", "set_logs", "exc",
-           "RECOMPILE_LIMIT", "disable_compilation"]
+           "RECOMPILE_LIMIT", "disable_compilation", "mark_dynamic", "maybe_mark_dynamic"]

@@ -26,7 +26,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 
-from bytecode import Bytecode, Instr
+from bytecode import Bytecode, Instr, Label
 
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
@@ -162,13 +162,16 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
 MAX_RESTARTS = 8
 
 
-def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool) -> CacheEntry:
+def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
+                  dynamic=None, frame_state: dict | None = None) -> CacheEntry:
     code = fn.__code__
     start = time.perf_counter()
     break_at: dict = {}
     entry: CacheEntry
+    frame_state = {} if frame_state is None else frame_state
     for _ in range(MAX_RESTARTS):
         output = OutputGraph(fn.__globals__, code)
+        output.dynamic, output.frame_state = dynamic, frame_state
         tx = InstructionTranslator(code, f_locals, fn.__globals__, closure, output,
                                    allow_breaks=not fullgraph, break_at=break_at)
         try:
@@ -197,6 +200,7 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool) -
     else:
         entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
                            reason="too many restarts of the analysis")
+    output.record_frame_state()  # what automatic dynamic compares the next compile against
     entry.compile_time_s = time.perf_counter() - start
     for listener in compile_listeners:
         listener(entry)
@@ -219,6 +223,7 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
         new_code = transformed_code(code, output, return_vt, tx, backend)
     finally:
         output.restore_global_state()
+    _add_shape_guards(output)
     guard = output.guards.build(fn.__globals__)
     output.install_globals()
     entry = CacheEntry(guard, code, new_code, output.gm, output.compiled_fn_name, backend,
@@ -231,15 +236,22 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
 def _live_anywhere(tx, brk) -> set:
     """Locals some continuation of the break reads (the graph need not output the rest)."""
     targets = [brk.index + 1]
-    if brk.inst.arg in tx.labels:
-        targets.append(tx.labels[brk.inst.arg])
+    if isinstance(brk.inst.arg, Label):  # a jump: its target continues too (other args may
+        targets.append(tx.labels[brk.inst.arg])  # not even be hashable, e.g. bytecode's UNSET)
     return {n for t in targets for n in tx.live_locals(t)}
+
+
+def _add_shape_guards(output: OutputGraph) -> None:
+    env = output.shape_env
+    if env.symbols or env.guards:
+        output.guards.add("SHAPE_ENV", None, value=env)
 
 
 def _eager_guard(output: OutputGraph, fn) -> GuardFunction:
     """The guard of an entry that runs the original code: the facts the failed trace used, or
     — if those cannot even be turned into a guard — none (running eagerly is always right)."""
     try:
+        _add_shape_guards(output)
         return output.guards.build(fn.__globals__)
     except Exception:
         return GuardSet().build(fn.__globals__)

@@ -31,6 +31,7 @@ from .convert_frame import CacheEntry, convert_frame
 RECOMPILE_LIMIT = 8  # torch's cache_size_limit
 
 _CACHE: dict[types.CodeType, list[CacheEntry]] = {}
+_FRAME_STATE: dict[types.CodeType, dict] = {}  # input sizes seen per code (automatic dynamic)
 _disabled_depth = 0
 
 
@@ -39,6 +40,7 @@ def reset() -> None:
     from .symbolic_convert import _INSTRUCTION_CACHE
 
     _CACHE.clear()
+    _FRAME_STATE.clear()
     _INSTRUCTION_CACHE.clear()
 
 
@@ -166,7 +168,8 @@ class _JitFunction:
                 "Recompiling function %s in %s:%d\n    triggered by the following guard "
                 "failure(s):\n%s", code.co_name, code.co_filename, code.co_firstlineno,
                 reasons)
-        entry = convert_frame(self.fn, L, closure, self.backend, self.fullgraph)
+        entry = convert_frame(self.fn, L, closure, self.backend, self.fullgraph, self.dynamic,
+                              _FRAME_STATE.setdefault(code, {}))
         entries.append(entry)
         return self._run(entry, args, kwargs)
 
@@ -323,3 +326,15 @@ def jit_wrap(obj, backend):
         return obj
     _WRAPPED[key] = (obj, wrapped)
     return wrapped
+
+
+def mark_dynamic(t, dim) -> None:
+    """Ask for ``t``'s dimension ``dim`` (an int or a list) to be compiled as a symbol."""
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    current = set(getattr(t, "_dynamo_dynamic_indices", ()))
+    current.update(d % max(t.ndim, 1) for d in dims)
+    t._dynamo_dynamic_indices = current
+
+
+def maybe_mark_dynamic(t, dim) -> None:
+    mark_dynamic(t, dim)

@@ -68,16 +68,25 @@ class TensorSpec:
     dtype: object
     device: object
     requires_grad: bool
-    shape: tuple
-    strides: tuple  # in bytes, as numpy reports them
+    shape: tuple  # None at a dynamic dimension (its size is guarded by SHAPE_ENV)
+    strides: tuple | None  # in bytes, as numpy reports them; None: only contiguity is pinned
+    contiguous: bool = True
 
 
-def tensor_spec(t: Tensor) -> TensorSpec:
+def tensor_spec(t: Tensor, dynamic_dims=()) -> TensorSpec:
+    shape = tuple(None if d in dynamic_dims else s for d, s in enumerate(t._data.shape))
+    strides = None if dynamic_dims else tuple(t._data.strides)
     return TensorSpec(type(t), t._data.dtype, t.dtype, t._device, bool(t.requires_grad),
-                      tuple(t._data.shape), tuple(t._data.strides))
+                      shape, strides, bool(t._data.flags.c_contiguous))
 
 
 def check_tensor(v, spec: TensorSpec) -> bool:
+    if spec.strides is None:  # dynamic: static dims exact, contiguity as traced
+        d = v._data
+        return (type(v) is spec.cls and d.ndim == len(spec.shape)
+                and all(e is None or e == a for e, a in zip(spec.shape, d.shape))
+                and d.dtype == spec.np_dtype and v._requires_grad is spec.requires_grad
+                and v._device == spec.device and d.flags.c_contiguous == spec.contiguous)
     return (type(v) is spec.cls and v._data.shape == spec.shape
             and v._data.dtype == spec.np_dtype and v._requires_grad is spec.requires_grad
             and v._device == spec.device and v._data.strides == spec.strides)
@@ -101,8 +110,11 @@ def tensor_mismatch(name: str, v, spec: TensorSpec) -> str:
     if v.ndim != len(spec.shape):
         return f"tensor '{name}' rank mismatch. expected {len(spec.shape)}, actual {v.ndim}"
     for i, (e, a) in enumerate(zip(spec.shape, v._data.shape)):
-        if e != a:
+        if e is not None and e != a:
             return f"tensor '{name}' size mismatch at index {i}. expected {e}, actual {a}"
+    if spec.strides is None:
+        return f"tensor '{name}' contiguity mismatch. expected contiguous=" \
+               f"{spec.contiguous}"
     for i, (e, a) in enumerate(zip(spec.strides, v._data.strides)):
         if e != a:
             isz = v._data.itemsize
@@ -168,13 +180,18 @@ class GuardSet:
                                             f"and {same}", repr(value))
 
     def _build_TENSOR_MATCH(self, name, value):
+        value, dynamic_dims, sizes = value if isinstance(value, tuple) else (value, (), None)
         self.tensor_sources.append(name)
-        self.tensor_specs.append(tensor_spec(value))
+        self.tensor_specs.append(tensor_spec(value, dynamic_dims))
         i = len(self.tensor_specs) - 1
         s = self.tensor_specs[i]
+        shown = list(sizes) if sizes is not None else list(s.shape)
         yield Guard("TENSOR_MATCH", name, f"___check_tensor({name}, ___tensors[{i}])",
-                    f"{s.dtype.name}{list(s.shape)} {s.device} requires_grad="
-                    f"{s.requires_grad}")
+                    f"{s.dtype.name}{shown} {s.device} requires_grad={s.requires_grad}")
+
+    def _build_SHAPE_ENV(self, name, value):
+        for code, text in value.guard_code():
+            yield Guard("SHAPE_ENV", "", code, text)
 
     def _build_LIST_LENGTH(self, name, value):
         yield Guard("LIST_LENGTH", name, f"len({name}) == {len(value)}")

@@ -28,10 +28,11 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .exc import unimplemented
+from .symbolic_shapes import ShapeEnv
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
 from .variables.lists import BaseListVariable, SliceVariable
-from .variables.tensor import TensorVariable, wrap_fx_proxy
+from .variables.tensor import SymNodeVariable, TensorVariable, wrap_fx_proxy
 
 _compiled_fn_counter = itertools.count()
 
@@ -63,6 +64,38 @@ class OutputGraph:
         self.output_vts: list[TensorVariable] = []
         self.instruction_count = 0
         self._globals_dicts: dict[int, str] = {}
+        # dynamic shapes: the symbols, the compile's `dynamic=` setting, and what earlier
+        # compiles of this code saw (automatic dynamic reads it)
+        self.shape_env = ShapeEnv()
+        self.dynamic = None
+        self.frame_state: dict = {}
+
+    def dynamic_dims(self, source, value: Tensor) -> tuple:
+        """Which dims of an input tensor become symbols.
+
+        ``dynamic=False``: none.  ``dynamic=True``: every dim of size >= 2.  Otherwise
+        *automatic dynamic*: a dim becomes dynamic once this code was compiled before with a
+        different size at that dim (the first compile is static), or when
+        ``mark_dynamic(t, dim)`` asked for it.
+        """
+        if self.dynamic is False:
+            return ()
+        shape = tuple(value._data.shape)
+        marked = set(getattr(value, "_dynamo_dynamic_indices", ()))
+        if self.dynamic is True:
+            marked |= set(range(len(shape)))
+        prev = self.frame_state.get(source.name())
+        if prev is not None and len(prev[0]) == len(shape):
+            old_shape, old_dynamic = prev
+            marked |= {d for d, (a, b) in enumerate(zip(old_shape, shape)) if a != b}
+            marked |= set(old_dynamic)
+        return tuple(sorted(d for d in marked if shape[d] >= 2))
+
+    def record_frame_state(self) -> None:
+        """Remember the input sizes of this compile for automatic dynamic."""
+        for arg in self.graphargs:
+            dyn = tuple(d for d, s in enumerate(arg.fake.shape) if hasattr(s, "hint"))
+            self.frame_state[arg.source.name()] = (tuple(arg.example._data.shape), dyn)
 
     def globals_dict_name(self, f_globals: dict) -> str:
         """A global of the frame's module holding another module's globals (for sources of
@@ -83,12 +116,16 @@ class OutputGraph:
             if arg.example is value:  # weights): one input, and a guard that they stay one
                 self.guards.add("DUPLICATE_INPUT", source, value=arg.source)
                 return arg.vt
-        self.guards.add("TENSOR_MATCH", source, value=value)
+        dims = self.dynamic_dims(source, value)
+        sym = {d: self.shape_env.create_symbol(source.name(), d, value._data.shape[d])
+               for d in dims}
+        sizes = tuple(sym.get(d, s) for d, s in enumerate(value._data.shape))
+        self.guards.add("TENSOR_MATCH", source, value=(value, tuple(sym), sizes))
         name = source.placeholder_name()
         first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
         with self.graph.inserting_before(first_op) if first_op is not None else _nullctx():
             node = self.graph.placeholder(name)
-        fake = self.fake_mode.from_tensor(value)
+        fake = self.fake_mode.from_tensor(value, sym)
         node.meta["example_value"] = fake
         node.meta["grapharg"] = source
         cls = Parameter if isinstance(value, Parameter) else Tensor
@@ -101,6 +138,8 @@ class OutputGraph:
         """The example value of a tracker: fake tensors, constants, nested containers."""
         if isinstance(vt, TensorVariable):
             return vt.example_value
+        if isinstance(vt, SymNodeVariable):
+            return vt.sym
         if isinstance(vt, SliceVariable):
             return vt.as_python_constant()
         if isinstance(vt, BaseListVariable):
@@ -115,7 +154,7 @@ class OutputGraph:
 
     def node_arg(self, vt):
         """The fx argument for a tracker: its node, or a constant (nested as needed)."""
-        if isinstance(vt, TensorVariable):
+        if isinstance(vt, (TensorVariable, SymNodeVariable)):
             return vt.proxy
         if isinstance(vt, SliceVariable):
             return vt.as_python_constant()
@@ -178,7 +217,7 @@ class OutputGraph:
         seen: set = set()
 
         def collect(vt):
-            if isinstance(vt, TensorVariable):
+            if isinstance(vt, (TensorVariable, SymNodeVariable)):
                 if vt.proxy.op != "placeholder" and id(vt.proxy) not in seen:
                     seen.add(id(vt.proxy))
                     outputs.append(vt)

@@ -104,8 +104,10 @@ class FakeTensorMode(TorchDispatchMode):
         self.allow_non_fake_inputs = allow_non_fake_inputs
         self._memo: dict[int, tuple] = {}
 
-    def from_tensor(self, t: Tensor) -> FakeTensor:
-        """The fake twin of ``t``: same shape, dtype, strides, device and requires_grad."""
+    def from_tensor(self, t: Tensor, sym_sizes: dict | None = None) -> FakeTensor:
+        """The fake twin of ``t``: same shape, dtype, strides, device and requires_grad.
+
+        ``sym_sizes`` maps dims to symbolic sizes (``SymInt``) for dynamic shapes."""
         if isinstance(t, FakeTensor):
             return t
         hit = self._memo.get(id(t))
@@ -114,6 +116,8 @@ class FakeTensorMode(TorchDispatchMode):
         strides = tuple(s // t._data.itemsize for s in t._data.strides)
         fake = FakeTensor._from_storage(meta_storage(t.shape, t.dtype, strides), t._device,
                                         self, "an input")
+        if sym_sizes:
+            fake._sym_shape = tuple(sym_sizes.get(d, s) for d, s in enumerate(t.shape))
         if t.requires_grad:
             fake._requires_grad = True
         self._memo[id(t)] = (t, fake)
@@ -164,6 +168,8 @@ def _wrap_outputs(out, bound, device, mode, source):
     if not isinstance(out, Tensor) or isinstance(out, FakeTensor):
         return out  # in-place ops return their (already fake) self
     fake = FakeTensor._from_storage(out._data, device, mode, source)
+    if out._sym_shape is not None:
+        fake._sym_shape = out._sym_shape
     if out._base is not None:  # a view: share the version counter of its base
         base = out._base
         fake._base = base._base if base._base is not None else base

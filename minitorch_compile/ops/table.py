@@ -303,11 +303,13 @@ def meta_kernel(opdef: OpDef):
         m = run_meta(opdef, args)
         if isinstance(m, TensorMeta):
             if view_kernel is not None:
-                a = list(args)
+                a = [_hints(v) for v in args]  # symbolic sizes: the storage uses the hints
                 for i in t_idx:
                     if isinstance(a[i], Tensor):
                         a[i] = a[i]._data
                 out = Tensor._make(np.asarray(view_kernel(*a)), META)
+                if any(hasattr(s, "hint") for s in m.shape):
+                    out._sym_shape = tuple(m.shape)
                 base = args[0]
                 out._base = base._base if base._base is not None else base
                 return out
@@ -315,6 +317,15 @@ def meta_kernel(opdef: OpDef):
         return tuple(Tensor._make_meta(x.shape, x.dtype) for x in m)
 
     return kernel
+
+
+def _hints(v):
+    """Replace symbolic sizes by their hints (numpy needs plain ints)."""
+    if hasattr(v, "hint") and not isinstance(v, Tensor):
+        return v.hint
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(_hints(x) for x in v)
+    return v
 
 
 def inplace_kernel(opdef: OpDef, key: DispatchKey):

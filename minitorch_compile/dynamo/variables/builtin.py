@@ -33,7 +33,7 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
-from .tensor import TensorVariable
+from .tensor import SymNodeVariable, TensorVariable
 
 BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
               operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
@@ -42,6 +42,7 @@ BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operat
               operator.imul, operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow,
               operator.imatmul, operator.iand, operator.ior, operator.ixor}
 UNARY_OPS = {operator.neg, operator.pos, operator.invert, operator.abs}
+_COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
 _INPLACE_TO_PLAIN = {operator.iadd: operator.add, operator.isub: operator.sub,
                      operator.imul: operator.mul, operator.itruediv: operator.truediv,
                      operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
@@ -88,6 +89,9 @@ class BuiltinVariable(VariableTracker):
             result = handler(tx, *args, **kwargs)
             if result is not None:
                 return result
+        if any(isinstance(a, SymNodeVariable) for a in args) and not kwargs and (
+                fn in BINARY_OPS or fn in UNARY_OPS):
+            return self._symbolic(tx, fn, args)
         if fn in BINARY_OPS and len(args) == 2 and not kwargs:
             return self._binary(tx, fn, *args)
         if fn in UNARY_OPS and len(args) == 1 and any(map(_is_tensor, args)):
@@ -97,6 +101,16 @@ class BuiltinVariable(VariableTracker):
                 operator.is_, operator.is_not, operator.index):
             return self._fold(args, kwargs)
         unimplemented(f"builtin {getattr(fn, '__name__', fn)}() is not supported")
+
+    def _symbolic(self, tx, fn, args):
+        """Arithmetic on symbolic sizes makes graph nodes; comparisons decide (and guard)."""
+        if fn in _COMPARISONS:
+            values = [a.sym if isinstance(a, SymNodeVariable) else a.as_python_constant()
+                      for a in args]
+            return ConstantVariable(fn(*values))
+        if any(_is_tensor(a) for a in args):
+            return tx.output.call(tx, "call_function", fn, list(args), {})
+        return tx.output.call(tx, "call_function", _INPLACE_TO_PLAIN.get(fn, fn), list(args), {})
 
     def _fold(self, args, kwargs):
         try:
@@ -147,7 +161,7 @@ class BuiltinVariable(VariableTracker):
         if _is_tensor(obj):
             if obj.example_value.ndim == 0:
                 unimplemented("len() of a 0-d tensor")
-            return ConstantVariable(obj.example_value.shape[0])
+            return obj.size_item(tx, 0)
         return obj.call_method(tx, "__len__", [], {})
 
     def _call_isinstance(self, tx, obj, cls):

@@ -19,6 +19,7 @@ import operator
 from ..._size import Size
 from ..._tensor import Tensor
 from ..exc import unimplemented
+from ..symbolic_shapes import is_symbolic
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
@@ -49,10 +50,20 @@ class TensorVariable(VariableTracker):
         unimplemented("data-dependent branching: the truth value of a tensor (`if tensor:`) is "
                       "only known at run time")
 
+    def size_item(self, tx, dim: int):
+        """``x.size(dim)``: a constant, or — for a dynamic dimension — a ``size`` node."""
+        s = self.example_value.shape[dim]
+        if is_symbolic(s):
+            return tx.output.call(tx, "call_method", "size", [self, ConstantVariable(dim)], {})
+        return ConstantVariable(s)
+
+    def shape_variable(self, tx):
+        return SizeVariable([self.size_item(tx, d) for d in range(self.example_value.ndim)])
+
     def var_getattr(self, tx, name):
         ex = self.example_value
         if name == "shape":
-            return SizeVariable([ConstantVariable(s) for s in ex.shape])
+            return self.shape_variable(tx)
         if name == "is_leaf" and self.proxy.op == "placeholder":
             # a fake input is always a leaf, and TENSOR_MATCH does not pin leaf-ness
             unimplemented("Tensor.is_leaf of a graph input is not known at compile time")
@@ -73,8 +84,16 @@ class TensorVariable(VariableTracker):
         ex = self.example_value
         if name in _CONST_METHODS:
             consts = [a.as_python_constant() for a in args]
+            if name == "size" and not kwargs:
+                if not consts:
+                    return self.shape_variable(tx)
+                return self.size_item(tx, consts[0] % max(ex.ndim, 1))
             value = getattr(ex, name)(*consts, **{k: v.as_python_constant()
                                                   for k, v in kwargs.items()})
+            if is_symbolic(value):  # numel() of a dynamic tensor
+                return tx.output.call(tx, "call_method", name, [self] + list(args), kwargs)
+            if isinstance(value, tuple) and any(map(is_symbolic, value)):
+                unimplemented(f"Tensor.{name}() of a dynamic-shape tensor")
             if isinstance(value, Size):
                 return SizeVariable([ConstantVariable(s) for s in value])
             if isinstance(value, tuple):
@@ -106,6 +125,38 @@ class TensorVariable(VariableTracker):
         return f"TensorVariable({self.proxy.name})"
 
 
+class SymNodeVariable(VariableTracker):
+    """A symbolic int (``x.shape[0]`` of a dynamic dimension): a graph node computing it at run
+    time, and its ``SymInt`` (expression and hint) for the tracer.
+
+    Arithmetic on it makes more nodes (``mul = size * 2``); a *decision* on it — a comparison,
+    ``if n:``, using it as a plain int (``range(n)``) — is answered by the hint and guarded.
+    """
+
+    def __init__(self, proxy, sym):
+        super().__init__()
+        self.proxy = proxy
+        self.sym = sym
+
+    def python_type(self) -> type:
+        return int
+
+    def is_python_constant(self) -> bool:
+        return False  # asking must not specialise
+
+    def as_python_constant(self):
+        return int(self.sym)  # specialise: guarded equal to the hint
+
+    def bool_value(self, tx) -> bool:
+        return bool(self.sym)
+
+    def reconstruct(self, codegen) -> None:
+        codegen.reconstruct_tensor(self)  # a graph output, like a tensor
+
+    def __repr__(self) -> str:
+        return f"SymNodeVariable({self.sym})"
+
+
 def wrap_fx_proxy(tx, node, example) -> VariableTracker:
     """Wrap a node's example value as a tracker (tuples of tensors get ``getitem`` nodes)."""
     from ...nn import Parameter
@@ -113,6 +164,8 @@ def wrap_fx_proxy(tx, node, example) -> VariableTracker:
     if isinstance(example, Tensor):
         cls = Parameter if isinstance(example, Parameter) else Tensor
         return TensorVariable(node, example, class_type=cls)
+    if is_symbolic(example):
+        return SymNodeVariable(node, example)
     if isinstance(example, (tuple, list)):
         items = []
         for i, e in enumerate(example):

@@ -1,0 +1,241 @@
+"""Symbolic sizes: ``SymInt`` and the ``ShapeEnv`` (``torch/fx/experimental/symbolic_shapes.py``).
+
+A dynamic dimension is traced as a *symbol* (``s0``) instead of a number.  A ``SymInt`` is a
+small expression over symbols (``s0``, ``2*s0``, ``(s0 + s1)``) together with its *hint* — the
+value it has for the inputs being traced.  Arithmetic builds new expressions (``+ - * // %``);
+a *decision* — a comparison, ``bool()``, or turning it into a plain ``int`` — is answered with
+the hint and recorded as a **guard** in the ``ShapeEnv``, so the compiled code is only reused
+when the same decision would be taken again::
+
+    x.shape[0] == 1         ->  False, no guard needed: every symbol is >= 2
+    s0 == s1                ->  answered by the hints, guarded (s0 == s1 or s0 != s1)
+    range(x.shape[0])       ->  specialised: guard s0 == 10, and 10 is used
+
+Rules, as torch's: sizes 0 and 1 are never symbols (they are special to broadcasting);
+every symbol is guarded ``>= 2``; two dynamic dimensions with the same size share one symbol
+("duck sizing"), guarded equal.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+
+_SYMBOL = re.compile(r"\bs(\d+)\b")
+
+
+class SymInt:
+    """An integer known symbolically (``expr``) and concretely (``hint``)."""
+
+    __slots__ = ("expr", "hint", "env", "lo")
+
+    def __init__(self, expr: str, hint: int, env: ShapeEnv, lo: int | None = None):
+        self.expr = expr  # always safe to embed: atoms or parenthesised
+        self.hint = int(hint)
+        self.env = env
+        self.lo = lo  # a lower bound, when known (symbols: 2)
+
+    # ---------------------------------------------------------------- arithmetic
+    def _binary(self, other, op: str, fn, lo_fn, reverse=False):
+        if isinstance(other, bool) or not isinstance(other, (int, SymInt)):
+            return NotImplemented
+        a, b = (other, self) if reverse else (self, other)
+        ea, eb = _expr(a), _expr(b)
+        hint = fn(_hint(a), _hint(b))
+        lo = lo_fn(_lo(a), _lo(b))
+        text = f"{ea}*{eb}" if op == "*" else f"({ea} {op} {eb})"
+        return SymInt(text, hint, self.env, lo)
+
+    def __add__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return self
+        return self._binary(other, "+", operator.add, _lo_add)
+
+    def __radd__(self, other):
+        return self.__add__(other)
+
+    def __sub__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return self
+        return self._binary(other, "-", operator.sub, lambda a, b: None)
+
+    def __rsub__(self, other):
+        return self._binary(other, "-", operator.sub, lambda a, b: None, reverse=True)
+
+    def __mul__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and other == 1:
+            return self
+        return self._binary(other, "*", operator.mul, _lo_mul)
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __floordiv__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and other == 1:
+            return self
+        return self._binary(other, "//", operator.floordiv, lambda a, b: 0 if a is not None
+                            and a >= 0 else None)
+
+    def __rfloordiv__(self, other):
+        return self._binary(other, "//", operator.floordiv, lambda a, b: None, reverse=True)
+
+    def __mod__(self, other):
+        return self._binary(other, "%", operator.mod, lambda a, b: 0)
+
+    def __rmod__(self, other):
+        return self._binary(other, "%", operator.mod, lambda a, b: 0, reverse=True)
+
+    def __neg__(self):
+        return SymInt(f"(-{self.expr})", -self.hint, self.env, None)
+
+    def __pos__(self):
+        return self
+
+    # ---------------------------------------------------------------- decisions
+    def _compare(self, other, op: str, fn):
+        if isinstance(other, bool) or not isinstance(other, (int, SymInt)):
+            return NotImplemented
+        result = fn(self.hint, _hint(other))
+        if self.env.implied(self, other, op) is not None:
+            return result
+        self.env.record(f"{self.expr} {op} {_expr(other)}", result)
+        return result
+
+    def __eq__(self, other):
+        return self._compare(other, "==", operator.eq)
+
+    def __ne__(self, other):
+        return self._compare(other, "!=", operator.ne)
+
+    def __lt__(self, other):
+        return self._compare(other, "<", operator.lt)
+
+    def __le__(self, other):
+        return self._compare(other, "<=", operator.le)
+
+    def __gt__(self, other):
+        return self._compare(other, ">", operator.gt)
+
+    def __ge__(self, other):
+        return self._compare(other, ">=", operator.ge)
+
+    def __bool__(self):
+        return self != 0
+
+    def __index__(self):
+        """Used as a plain int (``range(n)``, an index): specialise to the hint, guarded."""
+        self.env.record(f"{self.expr} == {self.hint}", True)
+        return self.hint
+
+    __int__ = __index__
+
+    def __float__(self):
+        return float(self.__index__())
+
+    def __hash__(self):
+        return hash(self.expr)
+
+    def __str__(self) -> str:
+        e = self.expr
+        return e[1:-1] if e.startswith("(") and e.endswith(")") and _balanced(e[1:-1]) else e
+
+    __repr__ = __str__
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _expr(v) -> str:
+    return v.expr if isinstance(v, SymInt) else str(int(v))
+
+
+def _hint(v) -> int:
+    return v.hint if isinstance(v, SymInt) else int(v)
+
+
+def _lo(v):
+    return v.lo if isinstance(v, SymInt) else int(v)
+
+
+def _lo_add(a, b):
+    return None if a is None or b is None else a + b
+
+
+def _lo_mul(a, b):
+    return a * b if a is not None and b is not None and a >= 0 and b >= 0 else None
+
+
+def hint_int(v) -> int:
+    """The concrete value of an int or a SymInt (never records a guard)."""
+    return v.hint if isinstance(v, SymInt) else int(v)
+
+
+def is_symbolic(v) -> bool:
+    return isinstance(v, SymInt)
+
+
+class ShapeEnv:
+    """Symbols of one compilation and the guards on them."""
+
+    def __init__(self):
+        self.symbols: dict[str, tuple[str, int, int]] = {}  # name -> (source, dim, hint)
+        self.duck: dict[int, str] = {}  # hint -> symbol (duck sizing)
+        self.aliases: list[tuple[str, int, str]] = []  # (source, dim, symbol) sharing a symbol
+        self.guards: list[str] = []  # boolean expressions over symbols
+        self._seen: set = set()
+
+    def create_symbol(self, source_name: str, dim: int, hint: int):
+        """A symbol for ``source.size(dim)``; 0 and 1 stay static."""
+        if hint in (0, 1):
+            return hint
+        name = self.duck.get(hint)
+        if name is not None:
+            self.aliases.append((source_name, dim, name))
+        else:
+            name = f"s{len(self.symbols)}"
+            self.symbols[name] = (source_name, dim, hint)
+            self.duck[hint] = name
+        return SymInt(name, hint, self, lo=2)
+
+    def implied(self, a: SymInt, b, op: str):
+        """The comparison's answer when facts alone decide it (no guard needed), else None."""
+        if isinstance(b, SymInt) and a.expr == b.expr:
+            return {"==": True, "!=": False, "<": False, "<=": True, ">": False,
+                    ">=": True}[op]
+        if isinstance(b, int) and a.lo is not None:
+            if b < a.lo:
+                return {"==": False, "!=": True, "<": False, "<=": False, ">": True,
+                        ">=": True}[op]
+            if op in (">=",) and a.lo >= b:
+                return True
+        return None
+
+    def record(self, expr: str, result: bool) -> None:
+        text = expr if result else f"not ({expr})"
+        if text not in self._seen:
+            self._seen.add(text)
+            self.guards.append(text)
+
+    def source_expr(self, symbol: str) -> str:
+        src, dim, _ = self.symbols[symbol]
+        return f"{src}._data.shape[{dim}]"
+
+    def guard_code(self) -> list[tuple[str, str]]:
+        """``(code over L, description)`` for every shape guard."""
+        out = []
+        for name, (src, dim, _) in self.symbols.items():
+            out.append((f"{src}._data.shape[{dim}] >= 2", f"{name} >= 2"))
+        for src, dim, name in self.aliases:
+            out.append((f"{src}._data.shape[{dim}] == {self.source_expr(name)}",
+                        f"{src}.size()[{dim}] == {name}"))
+        for g in self.guards:
+            code = _SYMBOL.sub(lambda m: self.source_expr(m.group(0)), g)
+            out.append((code, g))
+        return out
