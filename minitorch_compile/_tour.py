@@ -507,8 +507,8 @@ def step_dynamo() -> None:
     first = mtc.dynamo.cache_entries(f)[0]
     print("entry 0's guard.failure_reason({'x': x4, 'mod': a}) ->",
           repr(first.guard.failure_reason({"x": x4, "mod": a})))
-    print("entries now:", len(mtc.dynamo.cache_entries(f)), "(shapes are static: one entry per "
-          "shape; dynamic shapes come later)")
+    print("entries now:", len(mtc.dynamo.cache_entries(f)), "(the new entry treats dim 0 as a "
+          "symbol s0: it was seen with two sizes)")
 
     print("\nThe tutorial's function(inputs) branches on a tensor's value (if x.mean() > 0.5).")
     inputs = {"x": mtc.randn(10), "y": mtc.randn(10)}
@@ -520,7 +520,28 @@ def step_dynamo() -> None:
     print(_indented(_stable(entry.decompiled(), {})))
     print("  graph before the break:")
     print(_indented(entry.graph_code.strip()))
+    from minitorch_compile.dynamo.convert_frame import decompile
+
+    for name in entry.code.co_names:  # one resume function per branch
+        if name.startswith("__resume_at_"):
+            resume = _tour_globals()[name]
+            print(f"  {name} (a new code object, compiled by the JIT on its first call):")
+            print(_indented(_stable(decompile(resume.fn.__code__), {}), "      "))
+
+    print("\nShapes 10, 8 then 6: the size change recompiles once, to a symbolic [s0]")
+    for n in (8, 6):
+        function({"x": mtc.randn(n), "y": mtc.randn(n)})
+    entries = mtc.dynamo.cache_entries(function)
+    print("  entries of function:", len(entries), "(static [10], then dynamic [s0])")
+    dynamic = entries[-1]
+    print(_indented(dynamic.graph_module.print_readable(print_output=False).strip()))
+    shape_guards = [g.value_repr for g in dynamic.guard.guard_set.guards if g.kind == "SHAPE_ENV"]
+    print("  shape guards:", "; ".join(shape_guards))
     mtc.dynamo.reset()
+
+
+def _tour_globals() -> dict:
+    return globals()
 
 
 # --------------------------------------------------------------------------- driver
