@@ -74,6 +74,19 @@ class CacheEntry:
     def graph_code(self) -> str | None:
         return self.graph_module.code if self.graph_module is not None else None
 
+    @property
+    def resume_functions(self) -> dict[str, types.CodeType]:
+        """The resume functions this entry's transformed code continues in after its graph break
+        (``{name: code}``, one per jump target); each is compiled by the JIT as a frame of its
+        own: ``cache_entries(code)``, and ``decompile(code)`` shows it as Python."""
+        from .resume_execution import RESUME_INFO
+
+        if self.code is None or self.graph_break is None:
+            return {}
+        # a global, or (in a closure, bound to its cells) a local of the same name
+        names = set(self.code.co_names) | set(self.code.co_varnames)
+        return {c.co_name: c for c in RESUME_INFO if c.co_name in names}
+
     def dis(self) -> str:
         out = io.StringIO()
         dis.dis(self.code if self.code is not None else self.original_code, file=out)

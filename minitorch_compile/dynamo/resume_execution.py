@@ -5,11 +5,12 @@ instruction in plain Python, then must *continue* the original function from the
 instruction — with the values the stack and the live locals hold at that point.  That
 continuation is a new code object built from the original one:
 
-    def __resume_at_30_1(___stack0, ___stack1, x, y):     # stack values, then live locals
+    def __resume_at_158_1(___stack0, ___stack2, x, y):    # stack values, then live locals
         MAKE_CELL ... / COPY_FREE_VARS ...                # the original's cell prologue
         RESUME 0
         LOAD_FAST ___stack0                               # rebuild the value stack
-        LOAD_FAST ___stack1
+        PUSH_NULL                                         # (a NULL is not a value: not an
+        LOAD_FAST ___stack2                               #  argument, pushed again here)
         JUMP_FORWARD  <target>                            # into the original bytecode
         ... the original instructions, unchanged ...
     target: ...
@@ -40,6 +41,7 @@ class ResumeInfo:
     prologue: int  # instructions before the original body in the resume code
     stack_size: int
     live_locals: tuple
+    nulls: tuple = ()  # stack positions holding CPython's NULL (below a pending call)
 
 
 # resume code -> how it was made; (original, target, stack, locals) -> resume code
@@ -55,14 +57,33 @@ def original_of(code: types.CodeType) -> tuple[types.CodeType, int]:
     return info.original, info.prologue
 
 
+def byte_offset(code: types.CodeType, index: int) -> int:
+    """The offset ``dis.dis(code)`` shows for instruction ``index`` (as torch names resume
+    functions: ``__resume_at_<offset>``); CACHE entries are skipped, EXTENDED_ARG prefixes
+    belong to the instruction they extend."""
+    import dis
+
+    n = 0
+    prefix = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "EXTENDED_ARG":
+            prefix = ins.offset if prefix is None else prefix
+            continue
+        if n == index:
+            return ins.offset if prefix is None else prefix
+        n, prefix = n + 1, None
+    return 2 * index
+
+
 def _is_prologue(ins) -> bool:
     return isinstance(ins, Instr) and ins.name in ("MAKE_CELL", "COPY_FREE_VARS", "RESUME")
 
 
 def make_resume(original: types.CodeType, target: int, stack_size: int,
-                live_locals: tuple, f_globals: dict) -> types.CodeType:
-    """The code of a function continuing ``original`` at instruction ``target``."""
-    key = (original, target, stack_size, live_locals)
+                live_locals: tuple, f_globals: dict, nulls: tuple = ()) -> types.CodeType:
+    """The code of a function continuing ``original`` at instruction ``target``; the stack
+    position ``i`` is the argument ``___stack<i>``, or a NULL pushed again if ``i in nulls``."""
+    key = (original, target, stack_size, live_locals, nulls)
     hit = _BUILT.get(key)
     if hit is not None:
         return hit
@@ -78,17 +99,18 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
             n += 1
         body.append(item)
     lineno = original.co_firstlineno
-    stack_args = [f"___stack{i}" for i in range(stack_size)]
+    stack_args = [f"___stack{i}" for i in range(stack_size) if i not in nulls]
     prologue = [Instr("MAKE_CELL", CellVar(c), lineno=lineno) for c in original.co_cellvars]
     if original.co_freevars:
         prologue.append(Instr("COPY_FREE_VARS", len(original.co_freevars), lineno=lineno))
     prologue.append(Instr("RESUME", 0, lineno=lineno))
-    prologue += [Instr("LOAD_FAST", a, lineno=lineno) for a in stack_args]
+    prologue += [Instr("PUSH_NULL", lineno=lineno) if i in nulls else
+                 Instr("LOAD_FAST", f"___stack{i}", lineno=lineno) for i in range(stack_size)]
     prologue.append(Instr("JUMP_FORWARD", label, lineno=lineno))
     # the original's own cell prologue would run twice: drop it from the body
     body = [ins for ins in body if not _is_prologue(ins)]
     new = Bytecode(prologue + body)
-    name = f"__resume_at_{target}_{next(_counter)}"
+    name = f"__resume_at_{byte_offset(original, target)}_{next(_counter)}"
     new.name = name
     new.qualname = name
     new.filename = original.co_filename
@@ -104,7 +126,7 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     n_prologue = sum(1 for ins in prologue if isinstance(ins, Instr))
     n_dropped = sum(1 for ins in items if _is_prologue(ins))
     RESUME_INFO[code] = ResumeInfo(f_globals, original, target, n_prologue - n_dropped,
-                                   stack_size, tuple(live_locals))
+                                   stack_size, tuple(live_locals), nulls)
     _BUILT[key] = code
     return code
 
@@ -119,6 +141,11 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
 #     I                                              # in plain Python: the call, the jump ...
 #     ___tmp_k ... ___tmp_0 = <stack after I>        # park the stack in locals
 #     return __resume_at_J(___tmp_0..k, *live locals)  # continue (a jump: one return per target)
+#
+# A NULL on the stack (CPython 3.11 pushes one below a callable: ``int(t.item())`` breaks with
+# ``NULL, int`` waiting under the ``.item()`` call) cannot be passed as an argument: it is
+# parked in ``___null`` (STORE_FAST of a NULL leaves that local unbound; it is never read) and
+# the resume function's prologue pushes it again with ``PUSH_NULL``.
 
 
 def _jit_wrap_for(backend):
@@ -149,6 +176,8 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     """Append to ``cg`` the code that finishes a frame which broke at ``brk``."""
     import dis as _dis
 
+    from .variables.misc import NullVariable
+
     inst, stack = brk.inst, brk.stack
     n_stack = len(stack)
     wrap_at = None
@@ -169,34 +198,38 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     original, offset = original_of(tx.code)
     lineno = inst.lineno or tx.code.co_firstlineno
 
-    def resume_at(index: int, depth: int) -> None:
+    def resume_at(index: int, depth: int, pushed: int) -> None:
+        # positions below what the instruction pushed are the untouched part of `stack`
+        nulls = tuple(i for i in range(depth - pushed) if isinstance(stack[i], NullVariable))
         live = tuple(tx.live_locals(index))
         target = index - offset
-        code = make_resume(original, target, depth, live, tx.f_globals)
+        code = make_resume(original, target, depth, live, tx.f_globals, nulls)
         for i in reversed(range(depth)):
-            cg.store_local(f"___tmp_{i}")
+            cg.store_local("___null" if i in nulls else f"___tmp_{i}")
         if not tx.code.co_freevars:  # the common case: a global, as torch names it
             cg.output.globals_to_install[code.co_name] = _resume_function(code, None, backend)
             cg.load_global(code.co_name, push_null=True)
         else:  # the resume function needs this frame's closure cells: build it here
             from bytecode import FreeVar
 
-            cg.append(Instr("PUSH_NULL"))
-            cg.load_global_object("___mtc_resume",
-                                  lambda c, cl: _resume_function(c, cl, backend))
-            cg.load_const(code)
+            cg.load_global_object(f"___make{code.co_name}",
+                                  lambda cells, c=code: _resume_function(c, cells, backend))
             for fv in tx.code.co_freevars:
                 cg.append(Instr("LOAD_CLOSURE", FreeVar(fv)))
             cg.append(Instr("BUILD_TUPLE", len(tx.code.co_freevars)))
-            cg.call(2)
+            cg.call(1)
+            cg.store_local(code.co_name)  # a local of that name: the decompiled view reads well
+            cg.append(Instr("PUSH_NULL"))
+            cg.load_local(code.co_name)
         for i in range(depth):
-            cg.load_local(f"___tmp_{i}")
+            if i not in nulls:
+                cg.load_local(f"___tmp_{i}")
         for local in live:
             if local in tx.symbolic_locals:
                 cg.reconstruct(tx.symbolic_locals[local])
             else:
                 cg.load_local(local)  # an argument the traced part never read
-        cg.call(depth + len(live))
+        cg.call(depth - len(nulls) + len(live))
         cg.append(Instr("RETURN_VALUE"))
 
     if name in ("CALL", "CALL_FUNCTION_EX"):
@@ -208,29 +241,33 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         else:
             cg.append(Instr("CALL_FUNCTION_EX", inst.arg))
             depth = n_stack - (2 + (inst.arg & 1)) - 1 + 1
-        resume_at(brk.index + 1, depth)
+        resume_at(brk.index + 1, depth, 1)
     elif name.startswith("POP_JUMP"):
         label = Label()
         cond = "TRUE" if name.endswith("TRUE") else "FALSE"
         cg.append(Instr(f"POP_JUMP_FORWARD_IF_{cond}", label, lineno=lineno))
-        resume_at(brk.index + 1, n_stack - 1)
+        resume_at(brk.index + 1, n_stack - 1, 0)
         cg.append(label)
-        resume_at(tx.labels[inst.arg], n_stack - 1)
+        resume_at(tx.labels[inst.arg], n_stack - 1, 0)
     elif name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
         label = Label()
         cond = "TRUE" if "TRUE" in name else "FALSE"
         cg.append(Instr("COPY", 1))
         cg.append(Instr(f"POP_JUMP_FORWARD_IF_{cond}", label, lineno=lineno))
         cg.append(Instr("POP_TOP"))
-        resume_at(brk.index + 1, n_stack - 1)
+        resume_at(brk.index + 1, n_stack - 1, 0)
         cg.append(label)
-        resume_at(tx.labels[inst.arg], n_stack)
+        resume_at(tx.labels[inst.arg], n_stack, 1)
     else:
         cg.append(Instr(name, inst.arg, lineno=lineno) if inst.opcode >= _dis.HAVE_ARGUMENT else
                   Instr(name, lineno=lineno))
-        effect = _dis.stack_effect(inst.opcode, inst.arg if isinstance(inst.arg, int) else
-                                   _oparg(inst), jump=False)
-        resume_at(brk.index + 1, n_stack + effect)
+        if inst.opcode < _dis.HAVE_ARGUMENT:  # STORE_SUBSCR, UNARY_NOT: no oparg allowed
+            effect = _dis.stack_effect(inst.opcode)
+        else:
+            effect = _dis.stack_effect(inst.opcode, inst.arg if isinstance(inst.arg, int) else
+                                       _oparg(inst), jump=False)
+        pushed = 0 if name in ("STORE_ATTR", "STORE_GLOBAL", "STORE_SUBSCR") else 1
+        resume_at(brk.index + 1, n_stack + effect, pushed)
 
 
 def _oparg(inst) -> int:

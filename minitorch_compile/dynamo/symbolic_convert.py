@@ -94,6 +94,26 @@ def _instructions(code: types.CodeType):
     return insts, labels
 
 
+def _handler_covered(code: types.CodeType) -> frozenset:
+    """Indices of the instructions an exception-table entry covers: ``try`` bodies, ``with``
+    bodies and handlers.  (Indices count real instructions, as ``_instructions`` does.)"""
+    import dis
+
+    entries = dis.Bytecode(code).exception_entries
+    if not entries:
+        return frozenset()
+    covered, n, start = set(), 0, None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "EXTENDED_ARG":  # belongs to the instruction it extends
+            start = ins.offset if start is None else start
+            continue
+        offset = ins.offset if start is None else start
+        if any(e.start <= offset < e.end for e in entries):
+            covered.add(n)
+        n, start = n + 1, None
+    return frozenset(covered)
+
+
 class InstructionTranslatorBase:
     def __init__(self, code, f_globals, symbolic_locals, output, closure_cells, depth=0):
         self.code = code
@@ -649,7 +669,7 @@ class InstructionTranslator(InstructionTranslatorBase):
                 handler(inst)
             except Unsupported as e:
                 e.add_location(self.current_user_line(), inst)
-                if not self._can_break(inst, index, stack):
+                if not self._can_break(inst, index, stack, e):
                     raise
                 if getattr(e, "inlined", False) and index not in self.break_at:
                     raise RestartAnalysis(index, e) from None
@@ -658,12 +678,23 @@ class InstructionTranslator(InstructionTranslatorBase):
                 return None
         return self.return_value
 
-    def _can_break(self, inst, index, stack) -> bool:
+    def _can_break(self, inst, index, stack, e: Unsupported) -> bool:
+        """Can the graph break at ``inst``?  If not, and only the place is to blame, say so in
+        ``e`` (the whole frame then runs eagerly with that reason, as torch skips the frame)."""
         if not self.allow_breaks or inst.name not in _BREAKABLE:
             return False
         if self.in_loop(index):
-            return False  # torch too runs a frame eagerly when a loop body breaks
-        return not any(isinstance(v, WithExitFunctionVariable) for v in stack)
+            where = "inside a loop"  # a resume function cannot re-enter a half-run loop
+        elif any(isinstance(v, WithExitFunctionVariable) for v in stack):
+            where = "inside a `with` block"
+        elif index in _handler_covered(self.code):
+            # the instruction would run outside its `try`: an `except` could not catch it
+            where = "inside a `try` block"
+        else:
+            return True
+        e.reason += f" (a graph break {where} is not supported: the frame runs eagerly)"
+        e.args = (e._message(),)
+        return False
 
     def live_locals(self, target: int | None = None) -> list[str]:
         """Names the continuation at instruction ``target`` needs: bound locals the code from
