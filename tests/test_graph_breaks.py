@@ -61,13 +61,35 @@ def neg(*shape):
 
 
 # ============================================================== helpers (shared)
+class Call:
+    """One call's arguments, keywords included: ``Call(x, scale=2.0)``."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+def _clone_keeping_modules(v):
+    """Like ``clone_input``, but a module stays the same object (its gradients reset), so the
+    compiled function's guards on it keep holding from one call to the next."""
+    if isinstance(v, nn.Module):
+        for p in v.parameters():
+            p.grad = None
+        return v
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(_clone_keeping_modules(i) for i in v)
+    if isinstance(v, dict):
+        return {k: _clone_keeping_modules(i) for k, i in v.items()}
+    return clone_input(v)
+
+
 def run_both(fn, compiled, args, kwargs=None, rtol=1e-5, atol=1e-6):
     """Eager ``fn`` and ``compiled`` on copies of the inputs: same values, same gradients of
-    every input leaf, same printed output.  Returns the compiled run's output text."""
+    every input leaf, same printed output.  Returns the compiled run's output text.  (Eager
+    runs on deep copies of modules; the compiled run on the modules themselves.)"""
     kwargs = kwargs or {}
     runs = []
-    for f in (fn, compiled):
-        a, k = clone_input(list(args)), clone_input(kwargs)
+    for f, clone in ((fn, clone_input), (compiled, _clone_keeping_modules)):
+        a, k = clone(list(args)), clone(kwargs)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             value, grads = run_and_grads(f, a, k)
@@ -112,24 +134,27 @@ def break_reasons(fn) -> list[str]:
     return [e.graph_break.reason for e in entries_of(fn) if e.graph_break is not None]
 
 
-def check_breaks(fn, *calls, graphs: int, breaks: int | None = None, kwargs=None,
+def check_breaks(fn, *calls, graphs: int | None, breaks: int | None = None, kwargs=None,
                  rtol=1e-5, atol=1e-6) -> CountingBackend:
-    """Compiled vs eager on each call in ``calls`` (tuples of arguments): values, grads and
-    printed output.  ``graphs`` graphs are compiled over all the calls, and ``breaks`` entries of
-    ``fn``'s frames broke their graph; running every call again compiles nothing (each frame —
-    the function and each resume function — hits its cache)."""
+    """Compiled vs eager on each call in ``calls`` (tuples of arguments, or ``Call``s): values,
+    grads and printed output.  ``graphs`` graphs are compiled over all the calls, and
+    ``breaks`` entries of ``fn``'s frames broke their graph; running every call again compiles
+    nothing (each frame — the function and each resume function — hits its cache)."""
     cb = CountingBackend()
     compiled = mtc.compile(fn, backend=cb)
-    for args in calls:
-        run_both(fn, compiled, args, kwargs, rtol, atol)
+    calls = [c if isinstance(c, Call) else Call(*c, **(kwargs or {})) for c in calls]
+    for c in calls:
+        run_both(fn, compiled, c.args, c.kwargs, rtol, atol)
+    if graphs is None:  # not predicted (generated programs): only the second round is checked
+        graphs = cb.frame_count
     assert cb.frame_count == graphs, \
         f"expected {graphs} graphs, got {cb.frame_count}; breaks: {break_reasons(fn)}; " \
         f"eager: {[e.reason for e in entries_of(fn) if e.is_eager]}"
     if breaks is not None:
         assert len(break_reasons(fn)) == breaks, break_reasons(fn)
     before = [len(mtc.dynamo.cache_entries(c)) for c in frames_of(fn)]
-    for args in calls:
-        run_both(fn, compiled, args, kwargs, rtol, atol)
+    for c in calls:
+        run_both(fn, compiled, c.args, c.kwargs, rtol, atol)
     assert cb.frame_count == graphs, "a second run of the same calls compiled again"
     assert [len(mtc.dynamo.cache_entries(c)) for c in frames_of(fn)] == before
     return cb
