@@ -544,6 +544,43 @@ def test_a_data_dependent_branch_in_a_callee_takes_both_ways():
     assert all(len(mtc.dynamo.cache_entries(c)) == 1 for c in callee.resume_functions.values())
 
 
+def scaled_leaf(t, k=1.0):
+    print("scaled_leaf", k)
+    return t * k
+
+
+def calls_with_star_star(x, *args):
+    opts = {"k": 3.0}
+    return scaled_leaf(x.cos(), **opts) + scaled_leaf(*args)
+
+
+def test_a_break_in_a_callee_called_with_star_args_compiles_the_callee():
+    # CALL_FUNCTION_EX: the callee still runs through the JIT as its own frame (it used to run
+    # as plain Python)
+    # the frame (cos); scaled_leaf's resume for k=3 (mul); the frame's resume breaks again at the
+    # second call, with nothing new to compute before it; scaled_leaf's resume for k=1 (mul);
+    # the last resume (add)
+    check_breaks(calls_with_star_star, (rg(3), rg(3)), graphs=4)
+    entries = mtc.dynamo.cache_entries(scaled_leaf)
+    assert len(entries) == 2 and all(e.graph_break is not None for e in entries)  # k=3.0, k=1.0
+    assert "___mtc_jit(scaled_leaf)" in mtc.dynamo.cache_entries(calls_with_star_star)[0] \
+        .decompiled()
+
+
+def comprehension_that_breaks(x):
+    y = x.cos()
+    values = [v.item() for v in y]  # CPython 3.11: the comprehension is a nested function
+    return y * sum(values)
+
+
+def test_a_comprehension_that_breaks_runs_the_frame_eagerly():
+    # the break moves to the call of the comprehension's function, a function made while
+    # tracing, which cannot be rebuilt for the transformed code yet (torch 2.13: 2 graphs)
+    check_breaks(comprehension_that_breaks, (rg(3),), graphs=1)
+    (entry,) = mtc.dynamo.cache_entries(comprehension_that_breaks)
+    assert entry.is_eager and "<listcomp>" in entry.reason
+
+
 class Helper:
     def __init__(self, k):
         self.k = k

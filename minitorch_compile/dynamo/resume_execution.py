@@ -180,12 +180,15 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
 
     inst, stack = brk.inst, brk.stack
     n_stack = len(stack)
-    wrap_at = None
-    if inst.name == "CALL" and getattr(brk.reason, "inlined", False):
-        first = stack[n_stack - inst.arg - 2]
-        wrap_at = n_stack - inst.arg - 1 if type(first).__name__ == "NullVariable" else \
-            n_stack - inst.arg - 2
-        if not _user_callable(stack[wrap_at]):
+    wrap_at = None  # the stack position of a user callable the graph broke inside of
+    if getattr(brk.reason, "inlined", False):
+        if inst.name == "CALL":
+            first = stack[n_stack - inst.arg - 2]
+            wrap_at = n_stack - inst.arg - 1 if isinstance(first, NullVariable) else \
+                n_stack - inst.arg - 2
+        elif inst.name == "CALL_FUNCTION_EX":  # NULL, fn, args tuple[, kwargs dict]
+            wrap_at = n_stack - 2 - (inst.arg & 1)
+        if wrap_at is not None and not _user_callable(stack[wrap_at]):
             wrap_at = None
     for i, vt in enumerate(stack):
         if i == wrap_at:
