@@ -28,13 +28,34 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .exc import unimplemented
-from .symbolic_shapes import ShapeEnv
+from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
 from .variables.lists import BaseListVariable, SliceVariable
 from .variables.tensor import SymNodeVariable, TensorVariable, wrap_fx_proxy
 
 _compiled_fn_counter = itertools.count()
+
+# Ops whose int operands are *values* (``x * n``, ``x.pow(n)``, ``x > n``), not sizes.  A value
+# never changes the result's shape, and an int stays an int for type promotion, so the fake run
+# of such an op uses a symbolic int's hint (the graph node still reads the ``size`` node).
+# Sizes (``reshape(n, 2)``, ``zeros(n)``, ``x[:n]``) keep the SymInt and its expression.
+_VALUE_OPS = frozenset({
+    "add", "sub", "mul", "truediv", "div", "true_divide", "floordiv", "floor_divide", "mod",
+    "remainder", "fmod", "pow", "rsub", "eq", "ne", "lt", "le", "gt", "ge", "maximum",
+    "minimum", "clamp", "clamp_min", "clamp_max", "iadd", "isub", "imul", "itruediv",
+    "ifloordiv", "add_", "sub_", "mul_", "div_", "__add__", "__radd__", "__sub__", "__rsub__",
+    "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__",
+    "__mod__", "__rmod__", "__pow__", "__rpow__",
+    "getitem", "__getitem__"})  # x[n]: which element, not how many
+
+
+def _value_operands(kind: str, target, args: list, ex_args: list) -> list:
+    """``ex_args`` with the symbolic ints of a tensor op on values replaced by their hints."""
+    name = target if kind == "call_method" else getattr(target, "__name__", "")
+    if name not in _VALUE_OPS or not any(isinstance(a, TensorVariable) for a in args):
+        return ex_args
+    return [hint_int(e) if is_symbolic(e) else e for e in ex_args]
 
 
 class GraphArg:
@@ -176,6 +197,7 @@ class OutputGraph:
         """Add ``target(*args, **kwargs)`` to the graph; return the tracker of its result."""
         ex_args = [self.example_of(a) for a in args]
         ex_kwargs = {k: self.example_of(v) for k, v in kwargs.items()}
+        ex_args = _value_operands(kind, target, args, ex_args)
         try:
             with self.fake_mode:
                 if kind == "call_method":

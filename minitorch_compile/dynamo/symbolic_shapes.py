@@ -41,6 +41,8 @@ class SymInt:
             return NotImplemented
         a, b = (other, self) if reverse else (self, other)
         ea, eb = _expr(a), _expr(b)
+        if op in ("//", "%") and _is_product(eb):  # a // (b*c), not (a // b)*c
+            eb = f"({eb})"
         hint = fn(_hint(a), _hint(b))
         lo = lo_fn(_lo(a), _lo(b))
         text = f"{ea}*{eb}" if op == "*" else f"({ea} {op} {eb})"
@@ -73,17 +75,16 @@ class SymInt:
     def __floordiv__(self, other):
         if isinstance(other, int) and not isinstance(other, bool) and other == 1:
             return self
-        return self._binary(other, "//", operator.floordiv, lambda a, b: 0 if a is not None
-                            and a >= 0 else None)
+        return self._binary(other, "//", operator.floordiv, _lo_floordiv)
 
     def __rfloordiv__(self, other):
-        return self._binary(other, "//", operator.floordiv, lambda a, b: None, reverse=True)
+        return self._binary(other, "//", operator.floordiv, _lo_floordiv, reverse=True)
 
     def __mod__(self, other):
-        return self._binary(other, "%", operator.mod, lambda a, b: 0)
+        return self._binary(other, "%", operator.mod, _lo_mod)
 
     def __rmod__(self, other):
-        return self._binary(other, "%", operator.mod, lambda a, b: 0, reverse=True)
+        return self._binary(other, "%", operator.mod, _lo_mod, reverse=True)
 
     def __neg__(self):
         return SymInt(f"(-{self.expr})", -self.hint, self.env, None)
@@ -172,6 +173,27 @@ def _lo_mul(a, b):
     return a * b if a is not None and b is not None and a >= 0 and b >= 0 else None
 
 
+def _lo_floordiv(a, b):
+    """``a // b >= 0`` when ``a >= 0`` and ``b >= 1`` (``s0 // -2`` is negative)."""
+    return 0 if a is not None and b is not None and a >= 0 and b >= 1 else None
+
+
+def _lo_mod(a, b):
+    """``a % b`` lies in ``[0, b)`` when ``b >= 1`` (``s0 % -3`` is <= 0)."""
+    return 0 if b is not None and b >= 1 else None
+
+
+def _is_product(e: str) -> bool:
+    """Is ``e`` a product ``s0*s1`` (the one kind of expression not parenthesised)?"""
+    depth = 0
+    for ch in e:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "*" and depth == 0:
+            return True
+    return False
+
+
 def hint_int(v) -> int:
     """The concrete value of an int or a SymInt (never records a guard)."""
     return v.hint if isinstance(v, SymInt) else int(v)
@@ -213,8 +235,8 @@ class ShapeEnv:
             if b < a.lo:
                 return {"==": False, "!=": True, "<": False, "<=": False, ">": True,
                         ">=": True}[op]
-            if op in (">=",) and a.lo >= b:
-                return True
+            if a.lo >= b and op in (">=", "<"):  # a >= lo >= b
+                return op == ">="
         return None
 
     def record(self, expr: str, result: bool) -> None:

@@ -24,6 +24,7 @@ def _size(size) -> tuple:
 
 
 def _fill_dtype(value):
+    value = getattr(value, "hint", value)  # a symbolic size (SymInt) is an int
     return _dtype.default_dtype_for_category(_dtype.scalar_category(value))
 
 
@@ -58,9 +59,14 @@ def _arange_meta(start, end, step=1, dtype=None, device=None):
         raise MetaError("step must be nonzero")
     if (end - start) * step < 0 and end != start:
         raise MetaError("upper bound and larger bound inconsistent with step sign")
-    n = max(math.ceil((end - start) / step), 0)
-    if dtype is None:
-        dtype = _dtype.result_type(start, end, step)
+    if all(isinstance(v, int) or hasattr(v, "hint") for v in (start, end, step)):
+        # ceil((end - start) / step) in integers: exact, and symbolic sizes stay symbolic
+        # (arange(x.shape[0]) has s0 elements); never negative after the check above
+        n = end - start if step == 1 else -((start - end) // step)
+    else:
+        n = max(math.ceil((end - start) / step), 0)
+    if dtype is None:  # a symbolic size (SymInt) is an int
+        dtype = _dtype.result_type(*(getattr(v, "hint", v) for v in (start, end, step)))
         if dtype is _dtype.bool_:
             dtype = _dtype.int64
     return TensorMeta((n,), dtype)

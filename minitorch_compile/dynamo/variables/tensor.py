@@ -88,6 +88,10 @@ class TensorVariable(VariableTracker):
                 if not consts:
                     return self.shape_variable(tx)
                 return self.size_item(tx, consts[0] % max(ex.ndim, 1))
+            if name == "stride" and any(map(is_symbolic, ex.shape)):
+                for s in ex.shape:  # the fake's strides are those of the hints: specialise
+                    if is_symbolic(s):  # every symbolic size (guarded == hint) to use them
+                        int(s)
             value = getattr(ex, name)(*consts, **{k: v.as_python_constant()
                                                   for k, v in kwargs.items()})
             if is_symbolic(value):  # numel() of a dynamic tensor
