@@ -1,17 +1,15 @@
 """What Dynamo costs: the first call of a compiled function, and every call after it.
 
-Run: ``python benchmarks/bench_dynamo.py`` (about 5 s with torch installed; ``--no-torch`` skips
-the comparison, ``--repeat`` sets the number of timing runs).
+Run: ``python benchmarks/bench_dynamo.py`` (about 10 s with torch installed; ``--no-torch``
+skips the comparison, ``--repeat`` sets the number of timing runs).
 
 Part 1 — **first call** (capture). The first call of a compiled function binds the arguments,
 traces the bytecode symbolically, builds the graph and the guard function, hands the graph to
 the backend, writes the transformed code — and then runs it. Programs, from the tutorial:
 
 * ``function(inputs)``: ``x = x.cos().cos(); if x.mean() > 0.5: x = x / 1.1; return x * y``.
-  The ``if`` reads a tensor's value. minitorch_compile cannot break the graph yet (a later issue),
-  so the trace stops there and the frame runs eagerly under the guards collected so far; torch
-  makes a graph break and compiles two graphs and a resume function. The two do different work:
-  the row says what each one compiled.
+  The ``if`` reads a tensor's value: both compilers break the graph there and compile two graphs
+  (the frame's, and its resume function's) on the first call.
 * ``function`` without the branch: ``x.cos().cos() / 1.1 * y``, one graph in both.
 
 Each figure is the median of ``--repeat`` first calls, each after ``mtc.dynamo.reset()`` /
@@ -24,14 +22,25 @@ Part 2 — **per-call overhead on a cache hit**. A 2-input function on 16-elemen
 the math is cheap: ``compiled − eager`` is what the wrapper, the guard function and the
 transformed code cost per call. Best of ``--repeat`` timeit runs, in µs.
 
+Part 3 — **dynamic shapes**: 1,000 calls of ``function(inputs)`` with sizes drawn uniformly from
+2..64 (seeded; inputs built before timing, ``requires_grad=True`` as in the tutorial). Counted:
+how often the first frame compiled (target 2: ``[n]``, then ``[s0]``) and how often its resume
+functions compiled. Timed: the whole loop once, compiles included, right after a reset; then
+the same loop again (every call a hit), best of ``--repeat``, per call, against eager on the same
+loop. The overhead target compares ratios to eager: compiled/eager for mtc ≤ compiled/eager for
+``torch.compile(backend="eager")`` (mtc's eager ops are slower than torch's, so the absolute µs
+of overhead are printed too, for information). Every compiled output is checked against eager.
+
 Ratios are against eager mode of the same framework in the same run. Targets printed beside the
 figures (not asserted anywhere — timing depends on the machine): first call ≤ 1/5 of
-``torch.compile(backend="eager")``'s; overhead per call ≤ torch.compile's.
+``torch.compile(backend="eager")``'s; overhead per call ≤ torch.compile's; first frame compiled
+twice in the dynamic-shapes loop, with a per-call ratio to eager ≤ torch.compile's.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import platform
 import statistics
 import sys
@@ -45,10 +54,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 import minitorch_compile as mtc  # noqa: E402
-from minitorch_compile.dynamo import symbolic_convert  # noqa: E402
+from minitorch_compile.dynamo import convert_frame, symbolic_convert  # noqa: E402
 
 TARGET_FIRST_CALL_RATIO = 0.2  # mtc first call / torch first call
 TARGET_OVERHEAD_RATIO = 1.0  # mtc overhead per hit / torch overhead per hit
+TARGET_FIRST_FRAME_COMPILES = 2  # dynamic-shapes loop: [n], then [s0]
+N_CALLS = 1000  # dynamic-shapes loop: calls, sizes drawn from SIZES
+SIZES = (2, 64)
 
 
 # --------------------------------------------------------------------------- the programs
@@ -110,13 +122,19 @@ def mtc_first_call_s(fn, inputs) -> tuple[float, str]:
     """Time the call that compiles ``fn``; return (seconds, what the cache entry holds)."""
     mtc.dynamo.reset()
     getattr(symbolic_convert, "_INSTRUCTION_CACHE", {}).clear()
-    compiled = mtc.compile(fn, backend="eager")
+    graphs = []
+
+    def eager_counting(gm, example_inputs):  # the "eager" backend, counting graphs
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = mtc.compile(fn, backend=eager_counting)
     start = time.perf_counter()
     compiled(inputs)
     elapsed = time.perf_counter() - start
-    entry = mtc.dynamo.cache_entries(compiled)[0]
-    what = "ran eagerly (data-dependent if)" if entry.is_eager else "1 graph"
-    return elapsed, what
+    if mtc.dynamo.cache_entries(compiled)[0].is_eager:
+        return elapsed, "ran eagerly"
+    return elapsed, f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}"
 
 
 def mtc_part1(repeat: int) -> dict:
@@ -216,6 +234,82 @@ def torch_part2(torch, repeat: int) -> tuple[float, float]:
     return t_eager, t_compiled
 
 
+# --------------------------------------------------------------------------- part 3: dynamic shapes
+
+
+def loop_sizes() -> list[int]:
+    return [int(n) for n in np.random.default_rng(0).integers(SIZES[0], SIZES[1] + 1, N_CALLS)]
+
+
+def loop_timings(compiled_call, eager_call, repeat: int) -> tuple[float, float]:
+    """(best compiled loop, best eager loop) in seconds, alternating the two."""
+    compiled_s, eager_s = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        compiled_call()
+        compiled_s.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        eager_call()
+        eager_s.append(time.perf_counter() - start)
+    return min(compiled_s), min(eager_s)
+
+
+def mtc_part3(repeat: int) -> dict:
+    inputs = [mtc_inputs(n, requires_grad=True) for n in loop_sizes()]
+    mtc.dynamo.reset()
+    compiles = collections.Counter()
+
+    def count(entry):  # called by convert_frame for every finished cache entry
+        compiles[entry.original_code.co_name] += 1
+
+    convert_frame.compile_listeners.append(count)
+    try:
+        compiled = mtc.compile(function, backend="eager")
+        start = time.perf_counter()
+        outputs = [compiled(i) for i in inputs]
+        cold = time.perf_counter() - start
+    finally:
+        convert_frame.compile_listeners.remove(count)
+    for out, i in zip(outputs, inputs):
+        assert mtc.allclose(out, function(i)), "compiled != eager"
+    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
+                               lambda: [function(i) for i in inputs], repeat)
+    first = compiles.pop(function.__name__, 0)
+    assert len(mtc.dynamo.cache_entries(function)) == first  # no compile in the timed loops
+    mtc.dynamo.reset()
+    return {"first": first, "resume": sum(compiles.values()), "cold": cold, "warm": warm,
+            "eager": eager}
+
+
+def torch_part3(torch, repeat: int) -> dict:
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    rng = np.random.default_rng(0)
+    inputs = [{k: torch.tensor(rng.standard_normal(n).astype(np.float32), requires_grad=True)
+               for k in ("x", "y")} for n in loop_sizes()]
+    fn = clone_function(function)
+    torch._dynamo.reset()
+    graphs = []
+
+    def eager_counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = torch.compile(fn, backend=eager_counting)
+    start = time.perf_counter()
+    outputs = [compiled(i) for i in inputs]
+    cold = time.perf_counter() - start
+    for out, i in zip(outputs, inputs):
+        assert torch.allclose(out, fn(i)), "torch.compile != eager"
+    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
+                               lambda: [fn(i) for i in inputs], repeat)
+    first = len(_debug_get_cache_entry_list(fn.__code__))  # one graph per compile here
+    result = {"first": first, "resume": len(graphs) - first, "cold": cold, "warm": warm,
+              "eager": eager}
+    torch._dynamo.reset()
+    return result
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -264,6 +358,32 @@ def print_part2(ours: tuple, theirs: tuple | None) -> None:
               f"{verdict(ratio <= TARGET_OVERHEAD_RATIO)}")
 
 
+def print_part3(ours: dict, theirs: dict | None) -> None:
+    lo, hi = SIZES
+    print(f"\nPart 3 — dynamic shapes: {N_CALLS:,} calls of function(inputs), sizes drawn from "
+          f"{lo}..{hi} (seed 0), requires_grad=True")
+    print('mtc = mtc.compile(backend="eager"), torch = torch.compile(backend="eager"); '
+          "per call: µs, loops of hits, best of repeats")
+    print(f"{'':<8}{'compiles:':>10}{'frame':>6}{'resume':>7}{'1st loop ms':>13}"
+          f"{'eager':>8}{'compiled':>10}{'ratio':>8}{'overhead':>10}")
+    print("-" * 80)
+    rows = [("mtc", ours)] + ([("torch", theirs)] if theirs is not None else [])
+    for name, r in rows:
+        eager, warm = r["eager"] / N_CALLS * 1e6, r["warm"] / N_CALLS * 1e6
+        print(f"{name:<8}{'':>10}{r['first']:6d}{r['resume']:7d}{r['cold'] * 1e3:13.1f}"
+              f"{eager:8.1f}{warm:10.1f}{warm / eager:7.2f}x{warm - eager:10.1f}")
+    ok = ours["first"] == TARGET_FIRST_FRAME_COMPILES
+    print(f"first frame compiled {ours['first']} times   target {TARGET_FIRST_FRAME_COMPILES}  "
+          f"{verdict(ok)}")
+    if theirs is not None:
+        m_ratio, t_ratio = ours["warm"] / ours["eager"], theirs["warm"] / theirs["eager"]
+        print(f"per-call ratio to eager: mtc {m_ratio:.2f}x, torch {t_ratio:.2f}x   target mtc ≤ "
+              f"torch  {verdict(m_ratio <= t_ratio)}")
+        m_over = (ours["warm"] - ours["eager"]) / N_CALLS * 1e6
+        t_over = (theirs["warm"] - theirs["eager"]) / N_CALLS * 1e6
+        print(f"(absolute overhead per call: mtc {m_over:.1f} µs, torch {t_over:.1f} µs)")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timing runs per figure")
@@ -281,8 +401,11 @@ def main(argv=None) -> int:
         theirs1 = torch_part1(torch, args.repeat) if torch is not None else None
         ours2 = mtc_part2(args.repeat)
         theirs2 = torch_part2(torch, args.repeat) if torch is not None else None
+        ours3 = mtc_part3(args.repeat)
+        theirs3 = torch_part3(torch, args.repeat) if torch is not None else None
     print_part1(ours1, theirs1)
     print_part2(ours2, theirs2)
+    print_part3(ours3, theirs3)
     print(f"\n(total {time.perf_counter() - start:.1f} s)")
     return 0
 
