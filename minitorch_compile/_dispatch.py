@@ -25,6 +25,7 @@ pass: they are dispatched like any other op, and Python sits below Autograd.
 from __future__ import annotations
 
 import enum
+import numbers
 import threading
 
 
@@ -93,11 +94,14 @@ class DispatchError(RuntimeError):
     pass
 
 
+_NUMBERS = (int, float, bool, numbers.Number)  # Python and numpy scalars stand for numbers
+
+
 def _tensors_of(op, args):
     """The tensor arguments of a call (``Tensor`` and ``Tensor[]`` parameters)."""
     schema = op.schema
     out = [args[i] for i in schema.tensor_arg_indices if args[i] is not None
-           and not isinstance(args[i], (int, float, bool))]
+           and not isinstance(args[i], _NUMBERS)]
     for i in schema.tensor_list_arg_indices:
         out.extend(args[i])
     return out

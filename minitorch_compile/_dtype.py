@@ -106,9 +106,9 @@ builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _b
 
 def scalar_category(x) -> int:
     """Category of a Python number (bool is its own category, as in torch)."""
-    if isinstance(x, builtins_bool):
+    if isinstance(x, (builtins_bool, np.bool_)):
         return BOOL
-    if isinstance(x, builtins_int):
+    if isinstance(x, (builtins_int, np.integer)):  # numpy integers count as ints, as in torch
         return INTEGRAL
     return FLOATING
 

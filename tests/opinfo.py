@@ -535,12 +535,16 @@ def _var_sample(g, dt):
 
 
 def _var_ref(a, dim=None, correction=None, keepdim=False):
-    a = a.astype(np.float64)
+    # squares are summed in the input's precision, as the decomposition does: in float32 the
+    # square of a value near the smallest normal underflows to 0 (0/0 with no degrees of
+    # freedom is then nan, not inf)
+    a = a.astype(np.float64) if a.dtype == np.float64 else a.astype(np.float32)
     ax = _axis(dim, a.ndim)
     n = a.size if ax is None else int(np.prod([a.shape[d] for d in ax]))
-    sq = np.sum((a - np.mean(a, axis=ax, keepdims=True)) ** 2, axis=ax, keepdims=keepdim)
     with np.errstate(all="ignore"):
-        return sq / max(n - (1 if correction is None else correction), 0)
+        centered = a - np.mean(a, axis=ax, keepdims=True)
+        sq = np.sum(centered * centered, axis=ax, keepdims=keepdim)
+        return sq.astype(np.float64) / max(n - (1 if correction is None else correction), 0)
 
 
 opinfo("var", _var_sample, _var_ref, same())

@@ -608,11 +608,9 @@ def test_random_sizes_and_programs_never_return_a_stale_result(src, sizes, same_
     assert len(entries(prog)) <= len(set(sizes))
 
 
-@pytest.mark.xfail(strict=True, raises=NameError, reason="eval_frame keys its cache by code "
-                   "*equality*: two functions exec'd from the same source share entries, and "
-                   "the second runs code that calls the first's __compiled_fn_N (not in its "
-                   "globals); torch keys by code identity")
 def test_equal_code_objects_keep_separate_caches():
+    """Two functions exec'd from the same source have *equal* code objects but different
+    globals: the cache is keyed by code identity, as torch's is."""
     src = "def f(x):\n    return x * 2\n"
     a, b = {}, {}
     exec(compile(src, "<a>", "exec"), a)

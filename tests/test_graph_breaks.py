@@ -429,27 +429,17 @@ def c_getpid(x):
 
 
 def c_perf_counter(x):
-    import time
+    import time  # a module imported inside the frame: no source, rebuilt through a global
 
     y = x.cos()
-    t = time.perf_counter()
-    return y * (t > 0)
+    time.sleep(0)  # returns None: the resume function's guard on it keeps passing
+    return y * 2
 
 
-@pytest.mark.xfail(strict=True, reason="bug in variables/builder.py: a C function read from a "
-                   "module attribute raises Unsupported when it is *loaded* (LOAD_ATTR or "
-                   "LOAD_METHOD, where no break is possible), so the whole frame runs eagerly "
-                   "instead of breaking at the CALL as torch does")
 @pytest.mark.parametrize("fn", [c_getpid, c_perf_counter])
 def test_a_c_function_from_a_module_breaks_at_the_call(fn):
     check_breaks(fn, (rg(3),), graphs=2, breaks=1)
-
-
-@pytest.mark.parametrize("fn", [c_getpid, c_perf_counter])
-def test_a_c_function_from_a_module_runs_the_frame_eagerly_for_now(fn):
-    check_breaks(fn, (rg(3),), graphs=0, breaks=0)
-    entry = mtc.dynamo.cache_entries(fn)[0]
-    assert entry.is_eager and "cannot be traced" in entry.reason
+    assert "cannot be traced" in mtc.dynamo.cache_entries(fn)[0].graph_break.reason
 
 
 def b_numpy(x):
@@ -458,21 +448,14 @@ def b_numpy(x):
     return y + float(a.sum())
 
 
-@pytest.mark.xfail(strict=True, reason="bug in variables/torch.py is_mtc_object: `value in "
-                   "(no_grad, ...)` compares a numpy array elementwise and raises, so the "
-                   "resume function receiving the .numpy() result hits an internal error and "
-                   "runs eagerly with a warning")
 def test_numpy_breaks_and_the_resume_function_compiles():
+    """.numpy() breaks; the resume function receives the array, breaks at the C method
+    ``a.sum`` and at ``float(...)``, and compiles the rest: no internal error anywhere."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_breaks(b_numpy, (rg(3),), graphs=2, breaks=2)
-
-
-def test_numpy_breaks_the_graph():
-    with pytest.warns(UserWarning, match="internal compiler error"):
-        check_breaks(b_numpy, (rg(3),), graphs=1)
+        check_breaks(b_numpy, (rg(3),), graphs=2, breaks=3)
     assert "Tensor.numpy()" in mtc.dynamo.cache_entries(b_numpy)[0].graph_break.reason
 
 
@@ -975,10 +958,6 @@ def rewritten_assert(x):
     return y * 2
 
 
-@pytest.mark.xfail(strict=True, reason="bug in eval_frame._make_binder: it writes the frame's "
-                   "signature as source text, so a resume function whose live locals are not "
-                   "identifiers (pytest's `@py_assert1`) fails to compile (SyntaxError, an "
-                   "internal error: it runs eagerly with a warning)")
 def test_a_resume_function_with_non_identifier_locals_compiles():
     if all(n.isidentifier() for n in rewritten_assert.__code__.co_varnames):
         pytest.skip("assertion rewriting is off")

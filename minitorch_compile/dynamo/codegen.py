@@ -53,12 +53,13 @@ class PyCodegen:
     def load_global(self, name: str, push_null: bool = False) -> None:
         self.append(Instr("LOAD_GLOBAL", (push_null, name)))
 
-    def load_global_object(self, name: str, value) -> None:
-        """Load ``value`` through a global installed in the frame's module."""
+    def load_global_object(self, name: str, value, push_null: bool = True) -> None:
+        """Load ``value`` through a global installed in the frame's module (with a NULL below
+        it, ready to be called, unless ``push_null=False``)."""
         if self.output is None:
             unimplemented("no output graph to install a global")
         self.output.globals_to_install[name] = value
-        self.load_global(name, push_null=True)
+        self.load_global(name, push_null=push_null)
 
     def load_attr(self, name: str) -> None:
         self.append(Instr("LOAD_ATTR", name))

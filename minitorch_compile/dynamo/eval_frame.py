@@ -24,14 +24,16 @@ import functools
 import types
 import warnings
 
+from ._identity import IdentityDict
 from ._logging import get_logger
 from .backends.registry import lookup_backend
 from .convert_frame import CacheEntry, convert_frame
 
 RECOMPILE_LIMIT = 8  # torch's cache_size_limit
 
-_CACHE: dict[types.CodeType, list[CacheEntry]] = {}
-_FRAME_STATE: dict[types.CodeType, dict] = {}  # input sizes seen per code (automatic dynamic)
+# per code object *identity* (equal code from another module has other globals)
+_CACHE = IdentityDict()  # code -> list[CacheEntry]
+_FRAME_STATE = IdentityDict()  # code -> input sizes seen (automatic dynamic)
 _disabled_depth = 0
 
 
@@ -49,6 +51,17 @@ def _make_binder(fn):
     code = fn.__code__
     names = code.co_varnames
     n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+    n_args = n_pos + n_kw + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    if not all(n.isidentifier() for n in names[:n_args]):
+        # a resume function may carry locals no source could name (pytest's @py_assert1):
+        # such functions take positional arguments only
+        arg_names = names[:n_pos]
+
+        def bind_positional(*args, **kwargs):
+            if kwargs or len(args) != n_pos:
+                raise TypeError(f"{code.co_name}() takes {n_pos} positional arguments")
+            return dict(zip(arg_names, args))
+        return bind_positional
     params, ns = [], {}
     defaults = fn.__defaults__ or ()
     first_default = n_pos - len(defaults)

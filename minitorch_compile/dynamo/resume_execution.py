@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 from bytecode import Bytecode, CellVar, Instr, Label
 
+from ._identity import IdentityDict
+
 _counter = itertools.count(1)
 
 
@@ -45,7 +47,7 @@ class ResumeInfo:
 
 
 # resume code -> how it was made; (original, target, stack, locals) -> resume code
-RESUME_INFO: dict[types.CodeType, ResumeInfo] = {}
+RESUME_INFO = IdentityDict()  # resume code -> ResumeInfo (identity: code compares by value)
 _BUILT: dict[tuple, types.CodeType] = {}
 
 
@@ -83,7 +85,7 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
                 live_locals: tuple, f_globals: dict, nulls: tuple = ()) -> types.CodeType:
     """The code of a function continuing ``original`` at instruction ``target``; the stack
     position ``i`` is the argument ``___stack<i>``, or a NULL pushed again if ``i in nulls``."""
-    key = (original, target, stack_size, live_locals, nulls)
+    key = (id(original), id(f_globals), target, stack_size, live_locals, nulls)
     hit = _BUILT.get(key)
     if hit is not None:
         return hit

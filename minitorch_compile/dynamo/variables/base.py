@@ -76,6 +76,15 @@ class VariableTracker:
         if self.source is not None:
             self.source.reconstruct(codegen)
             return
+        if self.is_python_constant():  # a module, function or class made while tracing
+            import types
+
+            value = self.as_python_constant()
+            if isinstance(value, (types.ModuleType, types.FunctionType, type,
+                                  types.BuiltinFunctionType)):
+                name = f"___obj_{getattr(value, '__name__', 'value')}_{id(value)}"
+                codegen.load_global_object(name, value, push_null=False)
+                return
         unimplemented(f"cannot rebuild {self} in the transformed code (it has no source)")
 
     def __repr__(self) -> str:

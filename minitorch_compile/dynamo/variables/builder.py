@@ -40,7 +40,12 @@ from .constant import ConstantVariable, is_constant_value
 from .dicts import ConstDictVariable
 from .functions import UserFunctionVariable, UserMethodVariable
 from .lists import ListVariable, NamedTupleVariable, RangeVariable, TupleVariable
-from .misc import PythonModuleVariable, UserDefinedClassVariable, UserDefinedObjectVariable
+from .misc import (
+    CFunctionVariable,
+    PythonModuleVariable,
+    UserDefinedClassVariable,
+    UserDefinedObjectVariable,
+)
 from .nn_module import NNModuleVariable
 from .torch import TorchVariable, is_mtc_object
 
@@ -144,8 +149,9 @@ class VariableBuilder:
             self._guard("ID_MATCH", value=value)
             return UserDefinedClassVariable(value, src)
         if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
-            unimplemented(f"calling the C function {getattr(value, '__qualname__', value)} "
-                          "cannot be traced")
+            # loading it is fine; *calling* it is unsupported (and breaks the graph there)
+            self._guard("ID_MATCH", value=value)
+            return CFunctionVariable(value, src)
         self._guard("TYPE_MATCH", value=value)
         return UserDefinedObjectVariable(value, src)
 

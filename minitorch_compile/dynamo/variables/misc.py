@@ -249,3 +249,25 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"UserDefinedObjectVariable({type(self.value).__name__})"
+
+
+class CFunctionVariable(VariableTracker):
+    """A C function read from a module or global (``time.perf_counter``): loading it is fine,
+    calling it cannot be traced — the graph breaks at the call and Python runs it."""
+
+    def __init__(self, fn, source=None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        unimplemented(f"calling the C function {getattr(self.fn, '__qualname__', self.fn)} "
+                      "cannot be traced")
+
+    def __repr__(self) -> str:
+        return f"CFunctionVariable({getattr(self.fn, '__qualname__', self.fn)})"

@@ -46,8 +46,8 @@ def is_mtc_object(value) -> bool:
         return True
     from ...autograd import grad_mode
 
-    if value in (grad_mode.no_grad, grad_mode.enable_grad, grad_mode.inference_mode,
-                 grad_mode.set_grad_enabled):
+    if any(value is c for c in (grad_mode.no_grad, grad_mode.enable_grad,
+                                grad_mode.inference_mode, grad_mode.set_grad_enabled)):
         return True  # context-manager classes the tracer understands
     return callable(value) and not isinstance(value, type) and mod.split(".")[0] == \
         "minitorch_compile"
