@@ -4,7 +4,10 @@ Mirrors ``torch/_dynamo``.  Read in this order:
 
 * ``eval_frame``       — ``mtc.compile``: the per-code-object cache and guard checks per call;
 * ``convert_frame``    — on a miss: trace, compile, generate guards and transformed bytecode;
-* ``symbolic_convert`` — the bytecode interpreter, one method per opcode;
+* ``symbolic_convert`` — the bytecode interpreter: its loop, the frame (and where its graph
+  breaks), inlined callees; ``opcodes`` — one handler method per opcode;
+* ``resume_execution`` — resume functions and the code that runs at a graph break;
+* ``symbolic_shapes`` — ``SymInt`` and the ``ShapeEnv`` (dynamic shapes);
 * ``variables/``       — one tracker class per kind of Python value;
 * ``source``, ``guards`` — where values come from, and what must stay true about them;
 * ``output_graph``, ``codegen`` — the graph being built, and the bytecode that calls it;
