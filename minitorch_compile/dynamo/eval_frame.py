@@ -160,7 +160,7 @@ class _JitFunction:
         L, closure = self._frame_locals(args, kwargs)
         code = self.fn.__code__
         entries = _CACHE.setdefault(code, [])
-        for entry in entries:
+        for entry in reversed(entries):  # newest first, as torch: the most general entry
             if entry.backend is self.backend and entry.guard(L) and not (
                     self.fullgraph and (entry.is_eager or entry.graph_break is not None)):
                 # fullgraph never settles for an eager or broken entry

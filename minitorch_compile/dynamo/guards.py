@@ -81,15 +81,24 @@ def tensor_spec(t: Tensor, dynamic_dims=()) -> TensorSpec:
 
 
 def check_tensor(v, spec: TensorSpec) -> bool:
-    if spec.strides is None:  # dynamic: static dims exact, contiguity as traced
-        d = v._data
-        return (type(v) is spec.cls and d.ndim == len(spec.shape)
-                and all(e is None or e == a for e, a in zip(spec.shape, d.shape))
-                and d.dtype == spec.np_dtype and v._requires_grad is spec.requires_grad
-                and v._device == spec.device and d.flags.c_contiguous == spec.contiguous)
-    return (type(v) is spec.cls and v._data.shape == spec.shape
-            and v._data.dtype == spec.np_dtype and v._requires_grad is spec.requires_grad
-            and v._device == spec.device and v._data.strides == spec.strides)
+    """TENSOR_MATCH, written for speed: it runs on every call of a compiled function."""
+    if type(v) is not spec.cls:
+        return False
+    d = v._data
+    dev = v._device
+    if (d.dtype != spec.np_dtype
+            or v._requires_grad is not spec.requires_grad
+            or (dev is not spec.device and dev != spec.device)):
+        return False
+    if spec.strides is not None:
+        return d.shape == spec.shape and d.strides == spec.strides
+    shape = d.shape  # dynamic: static dims exact, contiguity as traced
+    if len(shape) != len(spec.shape):
+        return False
+    for i, s in enumerate(spec.shape):
+        if s is not None and shape[i] != s:
+            return False
+    return d.flags.c_contiguous == spec.contiguous
 
 
 def tensor_mismatch(name: str, v, spec: TensorSpec) -> str:
