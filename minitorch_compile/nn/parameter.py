@@ -66,3 +66,20 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(data, device, requires_grad) -> Parameter:
     return Parameter(Tensor(data, device=device), requires_grad)
+
+
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Drop every parameter's ``.grad`` (or zero it in place when ``set_to_none=False``).
+
+    Shared by ``Module.zero_grad`` and ``Optimizer.zero_grad``, as in torch."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if p.grad.grad_fn is not None:
+                p.grad.detach_()
+            else:
+                p.grad.requires_grad_(False)
+            p.grad.zero_()

@@ -275,17 +275,9 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop every parameter's ``.grad`` (or zero it in place when ``set_to_none=False``)."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        from ..parameter import zero_grads
+
+        zero_grads(self.parameters(), set_to_none)
 
     # ------------------------------------------------------------------ conversion
 
