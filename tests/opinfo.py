@@ -1133,6 +1133,17 @@ opinfo("full_like", lambda g, dt: S(g.array(g.shape(), dt), g.scalar(dt),
        lambda a, v, dtype=None: np.full(a.shape, v), _like_out, dtypes=ALL, grad=False)
 
 
+def _class_indices_sample(g, dt):
+    c = g.integers(1, 5)
+    target = g.draw(hnp.arrays(np.int64, g.shape(), elements=st.sampled_from(
+        list(range(c)) + [-100])))
+    return S(target, c, -100)
+
+
+opinfo("_check_class_indices", _class_indices_sample, lambda t, c, ignore: t, same(),
+       dtypes=(INT,), grad=False, torch=lambda torch, t, c, ignore: t.clone())
+
+
 # ---------------------------------------------------------------- helpers for the tests
 
 

@@ -961,3 +961,13 @@ def test_torch_small_model_forward_backward():
                             n.LogSoftmax(dim=1))
 
     _compare_module(torch, build(mtc), build(torch), [np.random.randn(5, 6).astype(np.float32)])
+
+
+def test_cross_entropy_rejects_class_indices_out_of_range():
+    """The one-hot decomposition would silently ignore them; torch raises the same error."""
+    x = mtc.randn(3, 4)
+    with pytest.raises(IndexError, match="Target 4 is out of bounds"):
+        mtc.nn.functional.cross_entropy(x, mtc.tensor([0, 4, 1]))
+    with pytest.raises(IndexError, match="Target -2 is out of bounds"):
+        mtc.nn.functional.nll_loss(x.log_softmax(1), mtc.tensor([0, -2, 1]))
+    mtc.nn.functional.cross_entropy(x, mtc.tensor([0, -100, 1]))  # ignore_index is fine

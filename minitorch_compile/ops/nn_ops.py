@@ -186,6 +186,7 @@ def _nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100): 
                            f"{target.dtype.name.capitalize()}")
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
+    target = F.ops.aten._check_class_indices(target, c, ignore_index)
     valid = target != ignore_index
     hit = _class_one_hot(target, c, class_dim, input.ndim)
     picked = F.where(hit, input, 0).sum(class_dim)
@@ -197,6 +198,22 @@ def _nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100): 
     if reduction == "mean":
         return loss.sum() / w.sum()
     return _reduce(loss, reduction)
+
+
+def _check_class_indices_kernel(target, num_classes, ignore_index):
+    bad = (target != ignore_index) & ((target < 0) | (target >= num_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(target[bad].reshape(-1)[0])} is out of bounds.")
+    return target.copy()
+
+
+# the one-hot decomposition would silently ignore a class index out of range; this op checks
+# the values at run time (an assert node in traced graphs, like torch's _assert_async)
+defop("_check_class_indices(Tensor target, SymInt num_classes, SymInt ignore_index) -> Tensor",
+      INDEXING, kernel=_check_class_indices_kernel,
+      meta=lambda target, num_classes, ignore_index: TensorMeta(tuple(target.shape),
+                                                                 target.dtype),
+      differentiable=False)
 
 
 nll_loss = defop(
