@@ -41,7 +41,7 @@ def _unary_ops() -> list[str]:
             continue
         try:
             out = getattr(mtc, name)(probe)
-        except (TypeError, NotImplementedError):  # needs more arguments (add, where ...)
+        except (TypeError, NotImplementedError, RuntimeError):  # needs more arguments
             continue
         if isinstance(out, mtc.Tensor) and out.is_floating_point():
             names.append(name)

@@ -172,3 +172,8 @@ def test_unsupported_flags_raise_instead_of_being_ignored():
     """embedding(scale_grad_by_freq=True) would silently give unscaled gradients."""
     with pytest.raises(NotImplementedError, match="embedding.*scale_grad_by_freq"):
         mtc.embedding(mtc.ones(3, 2), mtc.tensor([0]), -1, True)
+
+
+def test_clamp_needs_a_bound():
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        mtc.clamp(mtc.ones(2))

@@ -141,10 +141,19 @@ def _clamp_backward_max(grad, self, min, max):  # noqa: A002
     return F.where(picked, grad, 0)
 
 
+def _clamp_meta(self, min=None, max=None):  # noqa: A002
+    if min is None and max is None:
+        raise MetaError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    operands = [v for v in (self, min, max) if v is not None]
+    _, result = elementwise_dtypes(DEFAULT, *operands)
+    return TensorMeta(broadcast_shapes(*[tuple(v.shape) for v in operands
+                                         if hasattr(v, "shape")]), result)
+
+
 # torch's ``clamp.Tensor``: bounds may be tensors or numbers, and take part in type promotion
 # (``int_tensor.clamp(min=0.5)`` is float32), so they are Tensor-typed operands here.
 clamp = defop("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", POINTWISE,
-              kernel=_clamp_kernel, promotion=DEFAULT, inplace=True,
+              kernel=_clamp_kernel, meta=_clamp_meta, promotion=DEFAULT, inplace=True,
               derivatives={"self": _clamp_backward, "min": _clamp_backward_min,
                            "max": _clamp_backward_max})
 
