@@ -22,7 +22,6 @@ versions is in ``_instructions`` and in the opcode handlers (``opcodes.py``).
 from __future__ import annotations
 
 import linecache
-import sys
 import types
 from dataclasses import dataclass
 
@@ -32,7 +31,6 @@ from bytecode import Bytecode, Label
 from .exc import RestartAnalysis, Unsupported, unimplemented
 from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
-from .variables.base import VariableTracker
 from .variables.builder import VariableBuilder
 from .variables.constant import ConstantVariable
 from .variables.functions import ValueCell
@@ -380,4 +378,3 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         self.paused = True
 
 
-_ = (sys, VariableTracker)
