@@ -377,3 +377,13 @@ def test_leaf_gradients_never_alias():
     x = mtc.randn(3, requires_grad=True)
     x.backward(g)
     assert x.grad is not g
+
+
+def test_std_gradient_is_zero_where_std_is_zero():
+    """torch's std_backward: the gradient of sqrt(var) at var == 0 is defined as 0."""
+    x = mtc.tensor([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]], dtype=mtc.float64, requires_grad=True)
+    x.std(1).sum().backward()
+    assert x.grad[0].tolist() == [0.0, 0.0, 0.0]
+    centered = np.array([1.0, 2.0, 4.0]) - 7 / 3
+    std = np.sqrt((centered ** 2).sum() / 2)
+    np.testing.assert_allclose(x.grad[1].numpy(), centered / (2 * std), rtol=1e-12)

@@ -210,10 +210,39 @@ def _var(self, dim=None, correction=None, keepdim=False):
 
 var = defop("var(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
             " -> Tensor", COMPOSITE, decomposition=_var)
+
+
+# std is a primitive, as in torch (``std.correction`` with its own ``std_backward``): the
+# derivative of sqrt(var) is infinite where std is 0, and torch defines the gradient there as 0
+
+
+def _std_meta(self, dim=None, correction=None, keepdim=False):
+    if not self.dtype.is_floating_point:
+        raise MetaError("std: std and var only support floating point and complex dtypes")
+    return TensorMeta(reduced_shape(self.shape, reduction_dims(dim, self.ndim), keepdim),
+                      self.dtype)
+
+
+def _std_kernel(a, dim=None, correction=None, keepdim=False):
+    dims = reduction_dims(dim, a.ndim)
+    n = _numel(a.shape, dims)
+    c = 1 if correction is None else correction
+    centered = a - np.mean(a, axis=dims, keepdims=True)
+    return np.sqrt(np.sum(centered * centered, axis=dims, keepdims=keepdim) / max(n - c, 0))
+
+
+def _std_backward(grad, self, result, dim, correction, keepdim):
+    """d std / dx = (x - mean) / ((N - correction) * std), and 0 where std is 0."""
+    dims = reduction_dims(dim, self.ndim)
+    dof = max(_numel(self.shape, dims) - (1 if correction is None else correction), 0)
+    r = _restore(result, dims, keepdim)
+    scale = F.where(r == 0, 0.0, _restore(grad, dims, keepdim) / (r * dof))
+    return scale * (self - self.mean(dims, keepdim=True))
+
+
 std = defop("std(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
-            " -> Tensor", COMPOSITE,
-            decomposition=lambda self, dim=None, correction=None, keepdim=False:
-            _var(self, dim, correction, keepdim).sqrt())
+            " -> Tensor", REDUCTION, kernel=_std_kernel, meta=_std_meta,
+            derivatives={"self": _std_backward})
 
 # ---------------------------------------------------------------- all / any (boolean)
 
