@@ -798,20 +798,32 @@ def f_limit(x, n):
 
 
 def test_ninth_compile_falls_back_to_eager_with_a_warning():
+    # float arguments stay specialised (ints would turn dynamic on the second value, as in torch)
     cnt = CountingBackend()
     cfn = compiled(f_limit, backend=cnt)
     x = mtc.randn(2)
     for n in range(RECOMPILE_LIMIT):
-        same(f_limit, cfn, x, n)
+        same(f_limit, cfn, x, n + 0.5)
     assert cnt.frame_count == RECOMPILE_LIMIT == n_entries(f_limit) == 8
-    with pytest.warns(UserWarning, match=r"recompile limit \(8 entries\).*L\['n'\] == 7"):
-        same(f_limit, cfn, x, 100)
+    with pytest.warns(UserWarning, match=r"recompile limit \(8 entries\).*L\['n'\] == 7\.5"):
+        same(f_limit, cfn, x, 100.5)
     assert cnt.frame_count == 8 and n_entries(f_limit) == 8
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # said once
-        same(f_limit, cfn, x, 101)
-        same(f_limit, cfn, x, 3)  # an old entry still serves its inputs
+        same(f_limit, cfn, x, 101.5)
+        same(f_limit, cfn, x, 3.5)  # an old entry still serves its inputs
     assert cnt.frame_count == 8
+
+
+def test_an_int_argument_turns_dynamic_on_its_second_value():
+    """torch's automatic dynamic for ints: static first, a symbol after a second value."""
+    cnt = CountingBackend()
+    cfn = compiled(f_limit, backend=cnt)
+    x = mtc.randn(2)
+    for n in range(2, 12):
+        same(f_limit, cfn, x, n)
+    assert cnt.frame_count == 2 == n_entries(f_limit)
+    assert "l_n_" in cnt.graphs[-1].code and "mul = l_x_ * l_n_" in cnt.graphs[-1].code
 
 
 def test_recompiles_are_logged_with_reasons(capsys):

@@ -105,7 +105,12 @@ class CacheEntry:
             new.__kwdefaults__ = fn.__kwdefaults__
             self.functions[id(fn)] = (fn, new)
             return new
-        return f[1]
+        new = f[1]
+        if new.__defaults__ is not fn.__defaults__:  # reassigned since: follow the original
+            new.__defaults__ = fn.__defaults__
+        if new.__kwdefaults__ is not fn.__kwdefaults__:
+            new.__kwdefaults__ = fn.__kwdefaults__
+        return new
 
 
 def decompile(code) -> str:

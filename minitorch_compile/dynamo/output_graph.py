@@ -90,6 +90,7 @@ class OutputGraph:
         self.shape_env = ShapeEnv()
         self.dynamic = None
         self.frame_state: dict = {}
+        self.int_inputs: dict = {}  # "int <source>" -> value seen (or "dynamic")
 
     def dynamic_dims(self, source, value: Tensor) -> tuple:
         """Which dims of an input tensor become symbols.
@@ -112,9 +113,36 @@ class OutputGraph:
             marked |= set(old_dynamic)
         return tuple(sorted(d for d in marked if shape[d] >= 2))
 
+    def dynamic_int(self, tx, source, value: int):
+        """An int argument becomes a symbol (a graph input) once this code was compiled before
+        with another value for it — torch's automatic dynamic for ints; None keeps it static."""
+        key = f"int {source.name()}"
+        prev = self.frame_state.get(key)
+        self.int_inputs[key] = value
+        if self.dynamic is False or value in (0, 1) or (
+                self.dynamic is not True and (prev is None or prev == value)):
+            return None
+        self.guards.add("TYPE_MATCH", source, value=value)
+        name = source.placeholder_name()
+        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
+        with self.graph.inserting_before(first_op) if first_op is not None else _nullctx():
+            node = self.graph.placeholder(name)
+        sym = self.shape_env.create_int_symbol(source.name(), value)
+        node.meta["example_value"] = sym
+        node.meta["grapharg"] = source
+        vt = SymNodeVariable(node, sym)
+        self.graphargs.append(GraphArg(source, value, node, sym, vt))
+        self.int_inputs[key] = "dynamic"
+        return vt
+
     def record_frame_state(self) -> None:
-        """Remember the input sizes of this compile for automatic dynamic."""
+        """Remember the input sizes (and int arguments) of this compile for automatic
+        dynamic."""
+        for key, value in self.int_inputs.items():
+            self.frame_state[key] = value
         for arg in self.graphargs:
+            if not hasattr(arg.example, "_data"):
+                continue
             dyn = tuple(d for d, s in enumerate(arg.fake.shape) if hasattr(s, "hint"))
             self.frame_state[arg.source.name()] = (tuple(arg.example._data.shape), dyn)
 

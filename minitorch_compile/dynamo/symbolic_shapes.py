@@ -213,6 +213,12 @@ class ShapeEnv:
         self.guards: list[str] = []  # boolean expressions over symbols
         self._seen: set = set()
 
+    def create_int_symbol(self, source_name: str, hint: int) -> SymInt:
+        """A symbol for an int argument that changed between compiles (dim ``None``)."""
+        name = f"s{len(self.symbols)}"
+        self.symbols[name] = (source_name, None, hint)
+        return SymInt(name, hint, self)
+
     def create_symbol(self, source_name: str, dim: int, hint: int):
         """A symbol for ``source.size(dim)``; 0 and 1 stay static."""
         if hint in (0, 1):
@@ -247,13 +253,14 @@ class ShapeEnv:
 
     def source_expr(self, symbol: str) -> str:
         src, dim, _ = self.symbols[symbol]
-        return f"{src}._data.shape[{dim}]"
+        return src if dim is None else f"{src}._data.shape[{dim}]"
 
     def guard_code(self) -> list[tuple[str, str]]:
         """``(code over L, description)`` for every shape guard."""
         out = []
         for name, (src, dim, _) in self.symbols.items():
-            out.append((f"{src}._data.shape[{dim}] >= 2", f"{name} >= 2"))
+            if dim is not None:  # a size; int-argument symbols carry no range facts
+                out.append((f"{src}._data.shape[{dim}] >= 2", f"{name} >= 2"))
         for src, dim, name in self.aliases:
             out.append((f"{src}._data.shape[{dim}] == {self.source_expr(name)}",
                         f"{src}.size()[{dim}] == {name}"))

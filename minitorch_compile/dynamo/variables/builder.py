@@ -92,6 +92,10 @@ class VariableBuilder:
                 unimplemented("a tensor reached through a value without a source (e.g. a "
                               "default argument of a nested function) cannot be a graph input")
             return self.tx.output.add_graph_input(self.tx, src, value)
+        if type(value) is int and src is not None and self.guard:
+            dynamic = self.tx.output.dynamic_int(self.tx, src, value)
+            if dynamic is not None:
+                return dynamic
         if is_constant_value(value):
             self._guard("CONSTANT_MATCH", value=value)
             return ConstantVariable(value, src)
