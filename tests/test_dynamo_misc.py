@@ -543,3 +543,14 @@ def test_wrong_arity_errors_name_the_function():
 
     with pytest.raises(TypeError, match=r"add2\(\) missing 1 required positional argument"):
         mtc.compile(add2, backend="eager")(mtc.ones(2))
+
+
+def test_fullgraph_raises_the_eager_error_for_bad_input():
+    def bad(x, y):
+        return x @ y
+
+    x, y = mtc.randn(2, 3), mtc.randn(2, 3)
+    with pytest.raises(RuntimeError) as eager:
+        bad(x, y)
+    with pytest.raises(type(eager.value), match=r"mm: mat1 and mat2 shapes cannot be multiplied"):
+        mtc.compile(bad, backend="eager", fullgraph=True)(x, y)

@@ -199,6 +199,9 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
             break_at[restart.ip] = restart.cause
         except Unsupported as e:
             if fullgraph:
+                user_error = getattr(e, "user_error", None)
+                if user_error is not None:  # bad input: the same error eager mode raises
+                    raise user_error from None
                 raise
             get_logger("graph_breaks").info("running %s eagerly: %s", code.co_name, e)
             entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,

@@ -27,7 +27,7 @@ from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
-from .exc import unimplemented
+from .exc import Unsupported, unimplemented
 from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
@@ -234,7 +234,9 @@ class OutputGraph:
                     example = target(*ex_args, **ex_kwargs)
         except Exception as e:  # eager mode will raise the same error for the user
             name = target if isinstance(target, str) else getattr(target, "__name__", target)
-            unimplemented(f"{name} raised {type(e).__name__} while tracing: {e}")
+            err = Unsupported(f"{name} raised {type(e).__name__} while tracing: {e}")
+            err.user_error = e  # fullgraph=True re-raises it: the error eager mode gives
+            raise err from e
         node = self.graph.create_node(kind, target, tuple(self.node_arg(a) for a in args),
                                       {k: self.node_arg(v) for k, v in kwargs.items()})
         node.meta["example_value"] = example
