@@ -645,3 +645,18 @@ def test_tutorial_graph_counts_match_torch_compile():
 def _clone(fn):
     """The same function with its own code object (torch and mtc keep separate caches)."""
     return type(fn)(fn.__code__.replace(), fn.__globals__, fn.__name__)
+
+
+def test_slicing_by_a_symbolic_size_stays_symbolic():
+    """``x[:n]`` / ``x[n:]`` with ``n`` a dynamic size: one graph for every n (guarded n <= len)."""
+    def f(x, y):
+        n = y.shape[0]
+        return x[:n] * 2 + x[n:].sum()
+
+    cnt = CountingBackend()
+    cf = mtc.compile(f, backend=cnt)
+    for n in (4, 5, 6, 7, 3, 9):
+        x, y = mtc.randn(10), mtc.randn(n)
+        assert_same(cf(x, y), f(x, y))
+    assert cnt.frame_count == 2
+    assert "slice(None, size, None)" in cnt.graphs[-1].code

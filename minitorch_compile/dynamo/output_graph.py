@@ -189,8 +189,8 @@ class OutputGraph:
             return vt.example_value
         if isinstance(vt, SymNodeVariable):
             return vt.sym
-        if isinstance(vt, SliceVariable):
-            return vt.as_python_constant()
+        if isinstance(vt, SliceVariable):  # symbolic bounds stay symbolic
+            return slice(*(self.example_of(p) for p in vt.parts))
         if isinstance(vt, BaseListVariable):
             return vt.python_type()(self.example_of(i) for i in vt.items) \
                 if vt.python_type() is not range else vt.as_python_constant()
@@ -206,7 +206,7 @@ class OutputGraph:
         if isinstance(vt, (TensorVariable, SymNodeVariable)):
             return vt.proxy
         if isinstance(vt, SliceVariable):
-            return vt.as_python_constant()
+            return slice(*(self.node_arg(p) for p in vt.parts))
         if isinstance(vt, BaseListVariable):
             items = [self.node_arg(i) for i in vt.items]
             t = vt.python_type()

@@ -244,11 +244,26 @@ sum_to_size = defop("sum_to_size(Tensor self, SymInt[] size) -> Tensor", COMPOSI
 # ---------------------------------------------------------------- slice / select
 
 
+def _slice_length(size, start, end, step):
+    """``len(range(size)[start:end:step])``; with symbolic sizes the common ``x[:n]`` /
+    ``x[n:]`` (step 1, non-negative bounds) stays symbolic, decisions guarded."""
+    symbolic = any(hasattr(v, "hint") for v in (size, start, end))
+    if symbolic and step == 1:
+        lo = 0 if start is None else start
+        hi = size if end is None else end
+        if lo >= 0 and hi >= 0:  # guarded decisions on symbols
+            lo = size if lo > size else lo
+            hi = size if hi > size else hi
+            return 0 if hi <= lo else hi - lo
+    ints = [None if v is None else int(v) for v in (start, end, step)]  # specialises symbols
+    return len(range(*slice(*ints).indices(int(size))))
+
+
 def _slice_meta(self, dim=0, start=None, end=None, step=1):
     d = wrap_dim(dim, self.ndim)
     if step <= 0:
         raise MetaError("slice step must be positive")
-    length = len(range(*slice(start, end, step).indices(self.shape[d])))
+    length = _slice_length(self.shape[d], start, end, step)
     shape = list(self.shape)
     shape[d] = length
     return TensorMeta(tuple(shape), self.dtype)
