@@ -1,11 +1,12 @@
 """The op table (``ops/``) and the ``mtc.ops`` namespaces.
 
 Importing this package declares every aten op: ``pointwise``, ``reductions``, ``views``,
-``matmul``, ``creation`` and ``nn_ops`` each hold one family, every op declared once with all of
-its rules (see ``table.py``).  ``mtc.ops.aten.<name>`` reaches them through the dispatcher.
+``joining`` (cat, stack, split), ``matmul``, ``creation`` and ``nn_ops`` each hold one family,
+every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten.<name>``
+reaches them through the dispatcher.
 """
 
-from . import creation, matmul, nn_ops, pointwise, reductions, views  # noqa: F401 - declares
+from . import creation, joining, matmul, nn_ops, pointwise, reductions, views  # noqa: F401
 from ._ops import OpOverload, OpOverloadPacket, all_overloads, find_overload, ops
 from .table import CATEGORIES, OP_TABLE, OpDef, TensorMeta, defop
 

@@ -1,0 +1,125 @@
+"""Joining and splitting: ``cat`` (a primitive), ``stack``, ``split``, ``chunk``, ``unbind``
+(composites of ``cat``, ``unsqueeze``, ``slice`` and ``select``; see ``views.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _api as F
+from .. import _dtype
+from .table import (
+    COMPOSITE,
+    INDEXING,
+    MetaError,
+    TensorMeta,
+    defop,
+    wrap_dim,
+)
+
+# ---------------------------------------------------------------- cat / stack / split
+
+
+def _cat_meta(tensors, dim=0):
+    if not tensors:
+        raise MetaError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise MetaError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dtype = _dtype.result_type(*tensors)  # legacy empty 1-D tensors still take part
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
+    ref = tensors[0]
+    d = wrap_dim(dim, ref.ndim)
+    total = 0
+    for i, t in enumerate(tensors):
+        if t.ndim != ref.ndim:
+            raise MetaError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                            f"{t.ndim}")
+        for j in range(ref.ndim):
+            if j != d and t.shape[j] != ref.shape[j]:
+                raise MetaError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.shape[j]} but got size {t.shape[j]} for tensor number {i} in the list.")
+        total += t.shape[d]
+    shape = list(ref.shape)
+    shape[d] = total
+    return TensorMeta(tuple(shape), dtype)
+
+
+def _cat_kernel(arrays, dim=0):
+    arrays = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)] or arrays
+    return np.concatenate(arrays, axis=dim % max(arrays[0].ndim, 1))
+
+
+def _cat_backward(grad, tensors_sizes, dim):
+    nonempty = [s for s in tensors_sizes if not (len(s) == 1 and s[0] == 0)]
+    d = wrap_dim(dim, len(nonempty[0]) if nonempty else 1)
+    out, offset = [], 0
+    for s in tensors_sizes:
+        if len(s) == 1 and s[0] == 0 and len(nonempty[0]) != 1:
+            out.append(F.zeros(s, dtype=grad.dtype, device=grad.device))
+            continue
+        out.append(F.ops.aten.slice(grad, d, offset, offset + s[d]))
+        offset += s[d]
+    return out
+
+
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", INDEXING,
+            kernel=_cat_kernel, meta=_cat_meta, derivatives={"tensors": _cat_backward})
+
+
+def _stack(tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != tuple(tensors[0].shape):
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {i}")
+    d = wrap_dim(dim, tensors[0].ndim + 1)
+    return F.ops.aten.cat([t.unsqueeze(d) for t in tensors], d)
+
+
+stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", COMPOSITE, decomposition=_stack)
+
+
+def _split(self, split_size, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if isinstance(split_size, int):
+        if split_size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] if n else [0]
+    else:
+        sizes = list(split_size)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got split_sizes="
+                               f"{sizes}")
+    out, offset = [], 0
+    for s in sizes:
+        out.append(F.ops.aten.slice(self, d, offset, offset + s))
+        offset += s
+    return tuple(out)
+
+
+split = defop("split(Tensor(a) self, SymInt[1] split_size, int dim=0) -> Tensor(a)[]",
+              COMPOSITE, decomposition=_split)
+
+
+def _chunk(self, chunks, dim=0):
+    n = self.shape[wrap_dim(dim, self.ndim)]
+    size = -(-n // chunks) if chunks > 0 else 0
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0")
+    if n == 0:  # torch: an empty dim gives `chunks` empty pieces
+        return _split(self, [0] * chunks, dim)
+    return _split(self, size, dim)
+
+
+chunk = defop("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", COMPOSITE,
+              decomposition=_chunk)
+unbind = defop("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", COMPOSITE,
+               decomposition=lambda self, dim=0: tuple(
+                   self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.ndim)])))
