@@ -37,7 +37,8 @@ _NOT_PUBLIC = {"slice", "slice_backward", "select_backward", "embedding_dense_ba
                "split", "expand", "max", "min", "sum", "mean", "amax", "amin", "var", "std",
                "full", "zeros", "ones", "empty", "randn", "rand", "arange", "argmax", "argmin",
                "all", "any", "zeros_like", "ones_like", "empty_like", "randn_like",
-               "rand_like", "full_like", "squeeze", "where", "flatten", "unbind", "alias"}
+               "rand_like", "full_like", "squeeze", "where", "flatten", "unbind", "alias",
+               "clamp"}
 
 
 def generate_function(op, name: str, first: str = "input"):
@@ -341,6 +342,36 @@ concat = concatenate = cat
 
 def stack(tensors, dim=0):
     return _aten.stack(list(tensors), dim)
+
+
+def _clamp_bounds(name: str, min, max):  # noqa: A002
+    """torch's argument parser choosing between ``clamp.Tensor`` and ``clamp(Scalar?, Scalar?)``.
+
+    A Python number is not accepted where ``clamp.Tensor`` wants a tensor, so a number next to a
+    tensor picks the Scalar overload; a 0-dim tensor that does not require grad is accepted as a
+    Scalar there (and then promotes as a number: ``int_t.clamp(0.5, f64_0dim)`` is float32).
+    Any other mix is the parser's ``TypeError``.
+    """
+    bounds = [min, max]
+    numbers_ = [b for b in bounds if b is not None and not isinstance(b, Tensor)]
+    if not numbers_ or len(numbers_) == 2 or (min is None or max is None):
+        return min, max
+    for i, b in enumerate(bounds):
+        if isinstance(b, Tensor):
+            if b.dim() != 0 or b.requires_grad:
+                got = ", ".join(["Tensor"] + [type(v).__name__ if not isinstance(v, Tensor)
+                                             else "Tensor" for v in bounds])
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None)\n"
+                    " * (Tensor input, Number min = None, Number max = None)")
+            bounds[i] = b.item()
+    return tuple(bounds)
+
+
+def clamp(input, min=None, max=None):  # noqa: A001,A002
+    min, max = _clamp_bounds("clamp", min, max)  # noqa: A001
+    return _aten.clamp(input, min, max)
 
 
 def numel(input) -> int:  # noqa: A002

@@ -21,13 +21,13 @@ _aten = ops.aten
 
 # schema-shaped methods, generated
 _GENERATED_METHODS = """
-neg abs sign exp log sin cos tanh sigmoid relu sqrt rsqrt reciprocal erf clamp clone
+neg abs sign exp log sin cos tanh sigmoid relu sqrt rsqrt reciprocal erf clone
 add sub mul div pow maximum minimum eq ne lt le gt ge logical_not logical_and logical_or
 transpose unsqueeze select mm bmm matmul softmax log_softmax detach
 chunk unbind
 """.split()
 _INPLACE = "neg_ abs_ sign_ exp_ log_ sin_ cos_ tanh_ sigmoid_ relu_ sqrt_ rsqrt_ reciprocal_ " \
-           "erf_ clamp_ add_ sub_ mul_ div_ pow_ gelu_ copy_".split()
+           "erf_ add_ sub_ mul_ div_ pow_ gelu_ copy_".split()
 
 
 def _install_generated():
@@ -43,6 +43,16 @@ _install_generated()
 def _method(fn):
     setattr(Tensor, fn.__name__, fn)
     return fn
+
+
+@_method
+def clamp(self, min=None, max=None):  # noqa: A002
+    return _aten.clamp(self, *F._clamp_bounds("clamp", min, max))
+
+
+@_method
+def clamp_(self, min=None, max=None):  # noqa: A002
+    return _aten.clamp_(self, *F._clamp_bounds("clamp_", min, max))
 
 
 # ---------------------------------------------------------------- shapes (varargs forms)

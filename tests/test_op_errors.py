@@ -125,6 +125,12 @@ CASES = [
     ("flatten-dims", lambda m, T: T(2, 3).flatten(1, 0), RuntimeError, ["flatten"], False),
     ("arange-step-sign", lambda m, T: m.arange(0, 5, -1), RuntimeError, ["arange"], False),
     ("amax-empty", lambda m, T: T(0).amax(), RuntimeError, ["amax", "numel() == 0"], False),
+    # torch's parser: a number beside a tensor picks clamp(Scalar?, Scalar?), which reads only a
+    # 0-dim tensor that does not require grad as a number; nothing else matches
+    ("clamp-number-and-1d-tensor", lambda m, T: m.clamp(T(2), 0.5, T(1)), TypeError,
+     ["clamp()", "invalid combination", "(Tensor, float, Tensor)"], False),
+    ("clamp_-requires-grad-bound", lambda m, T: T(2).clamp_(m.ones((), requires_grad=True), 1),
+     TypeError, ["clamp_()", "invalid combination", "(Tensor, Tensor, int)"], True),
 ]
 IDS = [c[0] for c in CASES]
 META_CASES = [c for c in CASES if not c[4]]
@@ -177,3 +183,4 @@ def test_unsupported_flags_raise_instead_of_being_ignored():
 def test_clamp_needs_a_bound():
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
         mtc.clamp(mtc.ones(2))
+

@@ -181,6 +181,11 @@ PROMOTION_CASES = [
     ("sum(int64, dtype=float64)", lambda: i64(1, 2).sum(dtype=mtc.float64), mtc.float64),
     ("mean(int64, dtype=float32)", lambda: i64(1, 2).mean(dtype=mtc.float32), mtc.float32),
     ("clamp(int64, min=0.5) -> float32", lambda: i64(1, 2).clamp(min=0.5), mtc.float32),
+    # a number next to a 0-dim tensor picks clamp(Scalar, Scalar): the tensor counts as a number
+    ("clamp(int64, 0.5, f64 0-dim) -> float32",
+     lambda: mtc.clamp(i64(1, 2), 0.5, mtc.tensor(1.0, dtype=mtc.float64)), mtc.float32),
+    ("clamp(int64, f64 0-dim, f64 0-dim) -> float64",
+     lambda: i64(1, 2).clamp(mtc.tensor(0.5), mtc.tensor(1.0, dtype=mtc.float64)), mtc.float64),
     ("where(c, int64, 2.5) -> float32",
      lambda: mtc.where(boolean(True, False), i64(1, 2), 2.5), mtc.float32),
     ("cat(int64, float64) -> float64",

@@ -47,11 +47,16 @@ def _torch_args(args, kwargs):
 
 
 def _clamp(x, min=None, max=None):  # noqa: A002
-    """torch has clamp(Scalar?, Scalar?) and clamp(Tensor?, Tensor?), not a mix: apply the
-    bounds one after the other (same promotion, same values)."""
+    """torch has clamp(Scalar?, Scalar?) and clamp(Tensor?, Tensor?), not the mix aten.clamp
+    here accepts (a number is a wrapped-number operand of clamp.Tensor).  With these samples'
+    dtypes (float32, float64, int64) a number promotes exactly like ``torch.tensor(number)``,
+    so that gives the dtype; the values are the two bounds applied one after the other."""
     if isinstance(min, torch.Tensor) != isinstance(max, torch.Tensor) and \
             min is not None and max is not None:
-        return torch.clamp(torch.clamp(x, min=min), max=max)
+        def as_t(b):
+            return b if isinstance(b, torch.Tensor) else torch.tensor(b)
+        dtype = torch.ops.aten.clamp.Tensor(x, as_t(min), as_t(max)).dtype
+        return torch.clamp(torch.clamp(x.to(dtype), min=min), max=max).to(dtype)
     return torch.clamp(x, min=min, max=max)
 
 
