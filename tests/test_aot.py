@@ -154,31 +154,9 @@ def test_tutorial_cos_cos_saves_one_tensor_with_min_cut_and_two_by_default():
 
 
 def test_tutorial_custom_functions_agree_with_the_compiled_one():
-    torch = mtc  # the tutorial's code, with the import changed
+    from minitorch_compile._tour import AOT_transformed_two_cosine as by_hand
 
-    class AOTTransformedTwoCosine(torch.autograd.Function):
-        @staticmethod
-        def forward(x0):
-            x1 = torch.cos(x0)
-            x2 = torch.cos(x1)
-            return x2, x0
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            x2, x0 = output
-            ctx.save_for_backward(x0)
-
-        @staticmethod
-        def backward(ctx, grad_x2):
-            x0, = ctx.saved_tensors
-            x1 = torch.cos(x0)  # recomputed in backward
-            grad_x1 = (-torch.sin(x1)) * grad_x2
-            return (-torch.sin(x0)) * grad_x1
-
-    def by_hand(x):
-        x2, x0 = AOTTransformedTwoCosine.apply(x)
-        return x2
-
+    torch = mtc
     x = torch.randn(5, 5, 5, requires_grad=True)
     compiled = aot_function(lambda x: torch.cos(torch.cos(x)), nop,
                             partition_fn=min_cut_rematerialization_partition)

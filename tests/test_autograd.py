@@ -292,60 +292,12 @@ def test_custom_function_mark_non_differentiable():
     assert x.grad.tolist() == [2.0] * 3
 
 
-def _tutorial_functions():
-    torch = mtc
-
-    class Cosine(torch.autograd.Function):
-        @staticmethod
-        def forward(x0):
-            x1 = torch.cos(x0)
-            return x1, x0
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            x1, x0 = output
-            ctx.save_for_backward(x0)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (x0,) = ctx.saved_tensors
-            return (-torch.sin(x0)) * grad_output
-
-    class AOTTransformedTwoCosine(torch.autograd.Function):
-        @staticmethod
-        def forward(x0):
-            x1 = torch.cos(x0)
-            x2 = torch.cos(x1)
-            return x2, x0
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            x2, x0 = output
-            ctx.save_for_backward(x0)
-
-        @staticmethod
-        def backward(ctx, grad_x2):
-            (x0,) = ctx.saved_tensors
-            x1 = torch.cos(x0)
-            grad_x1 = (-torch.sin(x1)) * grad_x2
-            return (-torch.sin(x0)) * grad_x1
-
-    return Cosine, AOTTransformedTwoCosine
-
-
 def test_tutorial_custom_functions_match_eager():
-    """The seed tutorial's Cosine/AOTTransformedTwoCosine with only the import changed."""
+    """The seed tutorial's Cosine/AOTTransformedTwoCosine (as the tour runs them)."""
+    from minitorch_compile._tour import AOT_transformed_two_cosine as aot_two_cosine
+    from minitorch_compile._tour import AOTTransformedTwoCosine, naive_two_cosine
+
     torch = mtc
-    Cosine, AOT = _tutorial_functions()
-
-    def naive_two_cosine(x0):
-        x1, _ = Cosine.apply(x0)
-        x2, _ = Cosine.apply(x1)
-        return x2
-
-    def aot_two_cosine(x):
-        x2, x0 = AOT.apply(x)
-        return x2
 
     inp = torch.randn((5, 5, 5), requires_grad=True)
     grad_output = torch.randn((5, 5, 5))
@@ -363,7 +315,7 @@ def test_tutorial_custom_functions_match_eager():
     assert torch.allclose(out1, out2) and torch.allclose(out1, out3)
     assert torch.allclose(g1, g2) and torch.allclose(g1, g3)
     # AOTTransformedTwoCosine saves one tensor (the input); the naive one saves one per cos
-    _, x0 = AOT.apply(inp)
+    _, x0 = AOTTransformedTwoCosine.apply(inp)
     assert x0 is inp  # an input returned unchanged passes through
 
 
