@@ -29,10 +29,7 @@ from hypothesis import strategies as st
 import minitorch_compile as mtc
 from minitorch_compile.dynamo.symbolic_shapes import ShapeEnv, SymInt
 
-try:
-    from .dynamo_utils import CountingBackend, assert_same, clone_input, ops_of, run_and_grads
-except ImportError:  # tests/ is not a package
-    from dynamo_utils import CountingBackend, assert_same, clone_input, ops_of, run_and_grads
+from .dynamo_utils import CountingBackend, assert_same, clone_input, ops_of, run_and_grads
 
 
 @pytest.fixture(autouse=True)

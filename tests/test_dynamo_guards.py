@@ -15,10 +15,7 @@ import minitorch_compile as mtc
 from minitorch_compile import nn
 from minitorch_compile.dynamo import RECOMPILE_LIMIT
 
-try:
-    from .dynamo_utils import CountingBackend, assert_same
-except ImportError:  # tests/ is not a package
-    from dynamo_utils import CountingBackend, assert_same
+from .dynamo_utils import CountingBackend, assert_same
 
 
 @pytest.fixture(autouse=True)

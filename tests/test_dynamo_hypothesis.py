@@ -24,10 +24,7 @@ from hypothesis import strategies as st
 import minitorch_compile as mtc
 from minitorch_compile.ops.table import OP_TABLE
 
-try:
-    from .dynamo_utils import CountingBackend, assert_same, compile_and_compare, ops_of
-except ImportError:  # tests/ is not a package
-    from dynamo_utils import CountingBackend, assert_same, compile_and_compare, ops_of
+from .dynamo_utils import CountingBackend, assert_same, compile_and_compare, ops_of
 
 
 def _unary_ops() -> list[str]:

@@ -17,10 +17,7 @@ from minitorch_compile.dynamo.codegen import PyCodegen
 from minitorch_compile.dynamo.output_graph import OutputGraph
 from minitorch_compile.dynamo.symbolic_convert import InstructionTranslatorBase
 
-try:
-    from .dynamo_utils import CountingBackend, assert_same
-except ImportError:  # tests/ is not a package
-    from dynamo_utils import CountingBackend, assert_same
+from .dynamo_utils import CountingBackend, assert_same
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,7 @@ import minitorch_compile as mtc
 import minitorch_compile.nn.functional as F
 from minitorch_compile import nn
 
-try:
-    from .dynamo_utils import C, CountingBackend, T, check, compile_and_compare, guard_set, ops_of
-except ImportError:  # tests/ is not a package
-    from dynamo_utils import C, CountingBackend, T, check, compile_and_compare, guard_set, ops_of
+from .dynamo_utils import C, CountingBackend, T, check, compile_and_compare, guard_set, ops_of
 
 
 @pytest.fixture(autouse=True)

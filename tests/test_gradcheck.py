@@ -22,10 +22,7 @@ from hypothesis import strategies as st
 import minitorch_compile as mtc
 from minitorch_compile.ops import OP_TABLE
 
-try:  # tests/ is a package (with tests/__init__.py) or a plain directory of modules
-    from .opinfo import OPINFOS, Gen, as_list, float_leaves, inplace_variants, rebuild
-except ImportError:
-    from opinfo import OPINFOS, Gen, as_list, float_leaves, inplace_variants, rebuild
+from .opinfo import OPINFOS, Gen, as_list, float_leaves, inplace_variants, rebuild
 
 EPS = 1e-6
 GRAD_EXAMPLES = max(5, settings().max_examples // 2)

@@ -21,10 +21,7 @@ from hypothesis import strategies as st
 
 import minitorch_compile as mtc
 
-try:
-    from .test_graph_breaks import Call, check_breaks, frames_of, from_source, run_both
-except ImportError:  # tests/ is not a package
-    from test_graph_breaks import Call, check_breaks, frames_of, from_source, run_both
+from .test_graph_breaks import Call, check_breaks, frames_of, from_source, run_both
 
 UNARY = ["cos", "sin", "tanh", "sigmoid", "abs"]
 BINARY = ["+", "-", "*"]

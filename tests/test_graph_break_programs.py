@@ -16,28 +16,16 @@ import minitorch_compile as mtc
 import minitorch_compile.nn.functional as F
 from minitorch_compile import nn
 
-try:
-    from .test_graph_breaks import (
-        RESUME_INFO,
-        Call,
-        break_reasons,
-        check_breaks,
-        frames_of,
-        neg,
-        pos,
-        rg,
-    )
-except ImportError:  # tests/ is not a package
-    from test_graph_breaks import (
-        RESUME_INFO,
-        Call,
-        break_reasons,
-        check_breaks,
-        frames_of,
-        neg,
-        pos,
-        rg,
-    )
+from .test_graph_breaks import (
+    RESUME_INFO,
+    Call,
+    break_reasons,
+    check_breaks,
+    frames_of,
+    neg,
+    pos,
+    rg,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -33,10 +33,7 @@ from minitorch_compile import nn
 from minitorch_compile.dynamo.convert_frame import decompile
 from minitorch_compile.dynamo.resume_execution import RESUME_INFO, byte_offset
 
-try:
-    from .dynamo_utils import CountingBackend, assert_same, clone_input, run_and_grads
-except ImportError:  # tests/ is not a package
-    from dynamo_utils import CountingBackend, assert_same, clone_input, run_and_grads
+from .dynamo_utils import CountingBackend, assert_same, clone_input, run_and_grads
 
 
 @pytest.fixture(autouse=True)

@@ -21,10 +21,7 @@ from minitorch_compile.ops import CATEGORIES, OP_TABLE
 from minitorch_compile.ops.schema import parse_schema
 from minitorch_compile.ops.table import COMPOSITE, POINTWISE
 
-try:  # tests/ is a package (with tests/__init__.py) or a plain directory of modules
-    from .opinfo import OPINFOS
-except ImportError:
-    from opinfo import OPINFOS
+from .opinfo import OPINFOS
 
 ALL_OPS = sorted(OP_TABLE)
 PRIMITIVES = [n for n in ALL_OPS if OP_TABLE[n].category != COMPOSITE]

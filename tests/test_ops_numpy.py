@@ -18,32 +18,18 @@ from hypothesis import strategies as st
 import minitorch_compile as mtc
 from minitorch_compile.ops import OP_TABLE
 
-try:  # tests/ is a package (with tests/__init__.py) or a plain directory of modules
-    from .opinfo import (
-        F32,
-        OPINFOS,
-        Gen,
-        as_list,
-        call,
-        dtype_of,
-        dtypes_list,
-        expected_list,
-        inplace_variants,
-        map_sample,
-    )
-except ImportError:
-    from opinfo import (
-        F32,
-        OPINFOS,
-        Gen,
-        as_list,
-        call,
-        dtype_of,
-        dtypes_list,
-        expected_list,
-        inplace_variants,
-        map_sample,
-    )
+from .opinfo import (
+    F32,
+    OPINFOS,
+    Gen,
+    as_list,
+    call,
+    dtype_of,
+    dtypes_list,
+    expected_list,
+    inplace_variants,
+    map_sample,
+)
 
 NAMES = sorted(OPINFOS)
 

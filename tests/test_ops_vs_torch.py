@@ -15,10 +15,7 @@ from hypothesis import strategies as st
 
 import minitorch_compile as mtc
 
-try:  # tests/ is a package (with tests/__init__.py) or a plain directory of modules
-    from .opinfo import F32, OPINFOS, Gen, as_list, call, float_leaves, rebuild
-except ImportError:
-    from opinfo import F32, OPINFOS, Gen, as_list, call, float_leaves, rebuild
+from .opinfo import F32, OPINFOS, Gen, as_list, call, float_leaves, rebuild
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
