@@ -22,6 +22,16 @@ import minitorch_compile as mtc
 from minitorch_compile.nn import Module
 
 
+def function(inputs):
+    """The torch.compile tutorial's program (its name too: logs say "function function")."""
+    x = inputs["x"]
+    y = inputs["y"]
+    x = x.cos().cos()
+    if x.mean() > 0.5:
+        x = x / 1.1
+    return x * y
+
+
 class CountingBackend:
     """A backend that records every graph it is given and runs it as is (torch's
     ``CompileCounter``)."""

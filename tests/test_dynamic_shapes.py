@@ -29,7 +29,14 @@ from hypothesis import strategies as st
 import minitorch_compile as mtc
 from minitorch_compile.dynamo.symbolic_shapes import ShapeEnv, SymInt
 
-from .dynamo_utils import CountingBackend, assert_same, clone_input, ops_of, run_and_grads
+from .dynamo_utils import (
+    CountingBackend,
+    assert_same,
+    clone_input,
+    function,
+    ops_of,
+    run_and_grads,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -37,15 +44,6 @@ def _fresh_cache():
     mtc.dynamo.reset()
     yield
     mtc.dynamo.reset()
-
-
-def function(inputs):  # the tutorial's program
-    x = inputs["x"]
-    y = inputs["y"]
-    x = x.cos().cos()
-    if x.mean() > 0.5:
-        x = x / 1.1
-    return x * y
 
 
 def tutorial_inputs(n: int) -> dict:

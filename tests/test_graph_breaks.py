@@ -33,7 +33,7 @@ from minitorch_compile import nn
 from minitorch_compile.dynamo.convert_frame import decompile
 from minitorch_compile.dynamo.resume_execution import RESUME_INFO, byte_offset
 
-from .dynamo_utils import CountingBackend, assert_same, clone_input, run_and_grads
+from .dynamo_utils import CountingBackend, assert_same, clone_input, function, run_and_grads
 
 
 @pytest.fixture(autouse=True)
@@ -157,15 +157,7 @@ def check_breaks(fn, *calls, graphs: int | None, breaks: int | None = None, kwar
     return cb
 
 
-
 # ============================================================== the tutorial's function(inputs)
-def function(inputs):
-    x = inputs["x"]
-    y = inputs["y"]
-    x = x.cos().cos()
-    if x.mean() > 0.5:
-        x = x / 1.1
-    return x * y
 
 
 def test_tutorial_function_breaks_at_the_data_dependent_branch():
