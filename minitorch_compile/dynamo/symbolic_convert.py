@@ -107,24 +107,33 @@ class InstructionTranslatorBase(OpcodeHandlers):
     # ---------------------------------------------------------------- the loop
     def run(self):
         while not self.returned and not self.paused:
-            if self.ip >= len(self.insts):
-                unimplemented("fell off the end of the bytecode")
-            inst = self.insts[self.ip]
-            self.ip += 1
-            self.current_instr = inst
-            self.output.instruction_count += 1
-            if self.output.instruction_count > MAX_INSTRUCTIONS:
-                unimplemented(f"more than {MAX_INSTRUCTIONS} instructions traced (an unbounded "
-                              "loop?)")
-            handler = getattr(self, inst.name, None)
+            inst = self.next_instruction()
             try:
-                if handler is None:
-                    unimplemented(f"opcode {inst.name} is not supported")
-                handler(inst)
+                self.step(inst)
             except Unsupported as e:
                 e.add_location(self.current_user_line(), inst)
                 raise
         return self.return_value
+
+    def next_instruction(self):
+        """Advance to the next instruction (counted against ``MAX_INSTRUCTIONS``)."""
+        if self.ip >= len(self.insts):
+            unimplemented("fell off the end of the bytecode")
+        inst = self.insts[self.ip]
+        self.ip += 1
+        self.current_instr = inst
+        self.output.instruction_count += 1
+        if self.output.instruction_count > MAX_INSTRUCTIONS:
+            unimplemented(f"more than {MAX_INSTRUCTIONS} instructions traced (an unbounded "
+                          "loop?)")
+        return inst
+
+    def step(self, inst) -> None:
+        """Run ``inst`` through its opcode handler (``opcodes.py``)."""
+        handler = getattr(self, inst.name, None)
+        if handler is None:
+            unimplemented(f"opcode {inst.name} is not supported")
+        handler(inst)
 
     def current_user_line(self) -> str:
         inst = self.current_instr
@@ -239,24 +248,13 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def run(self):
         while not self.returned:
-            if self.ip >= len(self.insts):
-                unimplemented("fell off the end of the bytecode")
             index = self.ip
-            inst = self.insts[index]
-            self.ip += 1
-            self.current_instr = inst
-            self.output.instruction_count += 1
-            if self.output.instruction_count > MAX_INSTRUCTIONS:
-                unimplemented(f"more than {MAX_INSTRUCTIONS} instructions traced (an unbounded "
-                              "loop?)")
+            inst = self.next_instruction()
             stack, kw_names = list(self.stack), self.kw_names
             try:
                 if index in self.break_at:
                     raise self.break_at[index]
-                handler = getattr(self, inst.name, None)
-                if handler is None:
-                    unimplemented(f"opcode {inst.name} is not supported")
-                handler(inst)
+                self.step(inst)
             except Unsupported as e:
                 e.add_location(self.current_user_line(), inst)
                 if not self._can_break(inst, index, stack, e):
