@@ -175,6 +175,24 @@ class UserMethodVariable(UserFunctionVariable):
     def call_function(self, tx, args, kwargs):
         return tx.inline_user_function_return(self, [self.obj] + list(args), kwargs)
 
+    def python_type(self) -> type:
+        return types.MethodType
+
+    def as_python_constant(self):
+        return types.MethodType(self.fn, self.obj.as_python_constant())
+
+    def reconstruct(self, codegen) -> None:
+        """Rebuild the *bound* method: ``MethodType(fn, obj)``.  Loading ``fn`` alone would
+        drop ``self``, so a call at a graph break (``obj.m(*args)``) would shift every
+        argument by one."""
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
+        codegen.load_global_object("___MethodType", types.MethodType)
+        codegen.reconstruct(UserFunctionVariable(self.fn))
+        codegen.reconstruct(self.obj)
+        codegen.call(2)
+
     def __repr__(self) -> str:
         return f"UserMethodVariable({self.fn.__qualname__})"
 
