@@ -117,6 +117,8 @@ def dispatch(op, args: tuple):
         for t in tensors:
             if t.requires_grad:
                 return op.kernels[AUTOGRAD](op, args)
+        if tensors and tensors[0]._view_no_grad and op.schema.is_mutable:
+            return op.kernels[AUTOGRAD](op, args)  # to raise torch's no_grad-view error
     return dispatch_below_autograd(op, args, tensors)
 
 

@@ -370,12 +370,13 @@ copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Te
 
 
 def _copy_kernel(self, src, non_blocking=False, copy_data=True):
-    from .table import broadcast_shapes
+    from .table import broadcast_shapes, check_writable
 
     if broadcast_shapes(tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
         raise RuntimeError(f"copy_: the size of src {list(src.shape)} can't be broadcast to "
                            f"the destination size {list(self.shape)}")
     if copy_data and self._device.type != "meta":
+        check_writable(self)
         np.copyto(self._data, src._data if hasattr(src, "_data") else src, casting="unsafe")
     self._bump_version()
     return self
