@@ -356,9 +356,9 @@ _to_copy = defop(
     notes="dtype/device conversion; gradients flow back converted to the source's dtype/device")
 
 
-def _copy_backward_src(grad, src):
-    g = grad.sum_to_size(tuple(src.shape)) if tuple(grad.shape) != tuple(src.shape) else grad
-    return g.to(src.dtype)
+def _copy_backward_src(grad, src_sizes, src_dtype):
+    g = grad.sum_to_size(src_sizes) if tuple(grad.shape) != tuple(src_sizes) else grad
+    return g.to(src_dtype)
 
 
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
