@@ -105,6 +105,7 @@ SCATTER_RULES = {
     "squeeze": _reshape_back,
     "unsqueeze": _reshape_back,
     "alias": lambda call, parent, src, shape: src,
+    "detach": lambda call, parent, src, shape: src,  # functionalization: detach shares memory
     "transpose": lambda call, parent, src, shape, d0, d1: call(
         F.ops.aten.transpose.default, src, d0, d1),
     "permute": lambda call, parent, src, shape, dims: call(
