@@ -103,7 +103,7 @@ def _tensors_of(op, args):
     out = [args[i] for i in schema.tensor_arg_indices if args[i] is not None
            and not isinstance(args[i], _NUMBERS)]
     for i in schema.tensor_list_arg_indices:
-        out.extend(args[i])
+        out.extend(t for t in args[i] if t is not None)  # ``Tensor?[]`` entries may be None
     return out
 
 

@@ -190,8 +190,8 @@ class OpBackward(Node):
         v = self.saved[name]
         if isinstance(v, SavedTensor):
             return v.unpack()
-        if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
-            return [s.unpack() for s in v]
+        if isinstance(v, list) and any(isinstance(s, SavedTensor) for s in v):
+            return [None if s is None else s.unpack() for s in v]
         return v
 
     def apply(self, grads):
@@ -299,8 +299,8 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
                     v = saver(p, v)
                 if hasattr(v, "_version"):
                     v = SavedTensor(v)
-                elif isinstance(v, (list, tuple)) and v and hasattr(v[0], "_version"):
-                    v = [SavedTensor(t) for t in v]
+                elif isinstance(v, (list, tuple)) and any(hasattr(t, "_version") for t in v):
+                    v = [None if t is None else SavedTensor(t) for t in v]
                 saved[p] = v
     return (node, deferred) if outs is None else node
 

@@ -26,6 +26,11 @@ class DataDependentOutputException(RuntimeError):
     """A fake tensor's *values* were needed (``if x.sum() > 0:``, ``x.item()``)."""
 
 
+class DynamicOutputShapeException(RuntimeError):
+    """An op whose output *size* depends on input values (``nonzero``, ``x[mask]``,
+    ``masked_select``) ran on fake tensors: its meta rule cannot know the size."""
+
+
 class FakeTensor(Tensor):
     fake_mode: FakeTensorMode | None = None
     _source = "an input"

@@ -8,6 +8,7 @@ reaches them through the dispatcher.
 
 from . import creation, joining, matmul, nn_ops, pointwise, reductions, views  # noqa: F401
 from . import view_replay  # noqa: F401  (after views: slice_scatter, select_scatter)
+from . import indexing  # noqa: F401  (advanced indexing: index, index_put, masked_select ...)
 from ._ops import OpOverload, OpOverloadPacket, all_overloads, find_overload, ops
 from .table import CATEGORIES, OP_TABLE, OpDef, TensorMeta, defop
 

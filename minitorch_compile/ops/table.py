@@ -259,9 +259,10 @@ def numpy_kernel(opdef: OpDef):
                     device = v._device
                 a[i] = v._data
         for i in l_idx:
-            if a[i]:
-                device = a[i][0]._device
-            a[i] = [t._data for t in a[i]]
+            present = [t for t in a[i] if t is not None]  # ``Tensor?[]`` entries may be None
+            if present and (device is None or device.type == "cpu"):
+                device = present[0]._device
+            a[i] = [None if t is None else t._data for t in a[i]]
         dev_i = op.device_arg_index
         if dev_i is not None and (device is None or args[dev_i] is not None):
             device = as_device(args[dev_i])  # creation ops, and _to_copy(device=...)
