@@ -318,6 +318,9 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 # without, it ``copy_``s into it (a write through a view: ``CopySlices`` under autograd).
 
 
+_FULL = slice(None)
+
+
 def _as_index_tensor(item, device):
     if isinstance(item, Tensor):
         return item
@@ -382,6 +385,13 @@ def _apply_slicing(self, index):
 
 @_method
 def __getitem__(self, index):
+    kind = type(index)
+    if self._data.ndim:  # fast paths: x[i] and x[a:b:c] are one view op
+        if kind is int:
+            return _aten.select(self, 0, index)
+        if kind is slice and index != _FULL:
+            step = 1 if index.step is None else index.step
+            return _aten.slice(self, 0, index.start, index.stop, step)
     result, indices = _apply_slicing(self, index)
     if indices is not None:
         return _aten.index.Tensor(result, indices)
