@@ -377,3 +377,58 @@ def test_random_mutations_of_saved_tensors_raise_or_match_torch(steps):
     ops that save them: torch's raise-or-value, every time."""
     program = _random_program(steps)
     assert_same_outcome(outcome(mtc, program), outcome(torch, program))
+
+
+# ---------------------------------------------------------------- every op of the table
+
+from .opinfo import OPINFOS, Gen, as_list, float_leaves, rebuild  # noqa: E402
+
+SAVING_OPS = sorted(n for n, info in OPINFOS.items() if info.grad
+                    and not info.op.schema.is_mutable and info.opdef.category != "random")
+
+
+@pytest.mark.parametrize("name", SAVING_OPS)
+@settings(max_examples=4, deadline=None)
+@given(data=st.data())
+def test_modifying_any_input_after_any_op_raises_or_cannot_matter(name, data):
+    """For every differentiable op: run it, then write one of its floating inputs in place
+    (through a ``detach()``ed alias, so the write itself is not recorded) and backpropagate.
+    Either the op saved that input and backward raises torch's version error, or it did not
+    and the gradients equal those of an untouched run — never a stale gradient."""
+    info = OPINFOS[name]
+    s = info.sample(Gen(data.draw, grad=True), mtc.float64)
+    leaves = float_leaves(s)
+    if not leaves:
+        return
+    victim = data.draw(st.integers(0, len(leaves) - 1), label="victim")
+
+    def run(mutate):
+        mtc.manual_seed(0)  # random ops (dropout) draw the same mask in both runs
+        xs = [mtc.tensor(a, requires_grad=True) for a in leaves]
+        inner = [x * 1.0 for x in xs]  # non-leaves, so they can be written
+        m = rebuild(s, inner, lambda a: mtc.tensor(a.copy()))
+        outs = [o for o in as_list(info.op(*m.args, **m.kwargs))
+                if o.dtype.is_floating_point and o.requires_grad]
+        if mutate:
+            inner[victim].detach().mul_(1.5)
+        if not outs:
+            return None
+        # linear in the outputs, so only what the op saved can move the gradient (an output
+        # that is a view of the victim changes with it, but its value is not used)
+        loss = sum((o * mtc.full(tuple(o.shape), 0.5 + k, dtype=o.dtype)).sum()
+                   for k, o in enumerate(outs))
+        return [None if g is None else g.numpy() for g in
+                mtc.autograd.grad(loss, xs, allow_unused=True)]
+
+    clean = run(False)
+    try:
+        touched = run(True)
+    except RuntimeError as e:
+        assert "modified by an inplace operation" in str(e)
+        return
+    if clean is None:
+        return
+    for a, b in zip(clean, touched):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)

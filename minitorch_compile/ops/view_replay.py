@@ -118,7 +118,8 @@ SCATTER_RULES = {
 
 
 def _eager_call(op, *args):
-    return op(*args)
+    a, kw = op.split_args(args)  # keyword-only arguments (expand's implicit) go by name
+    return op(*a, **kw)
 
 
 def _eager_shape(t):
