@@ -90,3 +90,27 @@ def test_random_writes_through_views_compile_to_eager_values_and_gradients(steps
     for gm in (pair.joint_graph, *pair.partition):
         assert not any(n.target.schema.is_mutable for n in gm.graph.nodes
                        if n.op == "call_function" and hasattr(n.target, "schema"))
+
+
+def test_input_given_history_by_a_write_runs_eagerly_and_keeps_it():
+    """``buf[0] = x.sum()`` gives the input ``buf`` a ``CopySlices`` history; the AOT runtime
+    cannot write that back yet, so the graph runs eagerly (with a warning) — never a lost
+    gradient."""
+    import pytest
+
+    def f(x, buf):
+        buf[0] = x.sum()
+        buf[1:] *= 2
+        return buf * x
+
+    compiled = mtc.compile(f, backend="aot_eager")
+    data = np.array([0.5, -1.0, 2.0])
+    xc, xe = mtc.tensor(data, requires_grad=True), mtc.tensor(data, requires_grad=True)
+    bc, be = mtc.ones(3), mtc.ones(3)
+    with pytest.warns(UserWarning, match="running this graph eagerly"):
+        oc = compiled(xc, bc)
+    oe = f(xe, be)
+    assert bc.grad_fn is not None and bc.grad_fn.name() == be.grad_fn.name() == "CopySlices"
+    (oc.sum() + bc.sum()).backward()
+    (oe.sum() + be.sum()).backward()
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy())

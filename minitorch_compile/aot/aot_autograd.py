@@ -145,6 +145,7 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
             n.meta["partitioner_tag"] = n.args[0].meta["partitioner_tag"]
     grad_inputs = [k for k in grad_inputs if k not in unused]
     mutated = _no_aliased_mutation(functionalize(joint_gm), aliased)
+    _no_mutation_with_history(joint_gm, mutated)
     num_fwd = num_outputs + len(mutated)
     if mutated:  # the extra outputs were appended after the grads: move them before
         outs = list(joint_gm.graph.output_node().args[0])
@@ -163,14 +164,34 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
                         mutated, partition, fw_graph, joint_gm)
 
 
+class AOTUnsupported(NotImplementedError):
+    """A program AOTAutograd cannot compile faithfully; ``aot_module_simplified`` (Dynamo's
+    backends) then runs the graph eagerly instead, with a warning."""
+
+
 def _no_aliased_mutation(mutated: list, aliased: list) -> list:
     """Refuse a mutated input that is passed twice: the graph treats the two as different."""
     for i, _ in mutated:
         if i in aliased:
-            raise NotImplementedError(
+            raise AOTUnsupported(
                 f"aot_function: tensor input {i} is mutated in place and also passed as "
                 "another input; mutations of aliased inputs are not supported")
     return mutated
+
+
+def _no_mutation_with_history(joint_gm, mutated: list) -> None:
+    """Refuse an input whose in-place write autograd recorded (``buf[0] = x.sum()`` gives
+    ``buf`` a ``CopySlices`` history in eager mode): the runtime writes the new value back
+    without history, so a later backward through ``buf`` would miss ``x``'s gradient.  Torch
+    replays such writes under autograd after the graph ran; this runtime does not yet."""
+    placeholders = [n for n in joint_gm.graph.nodes if n.op == "placeholder"]
+    for i, _ in mutated:
+        val = placeholders[i].meta.get("val")
+        if val is not None and val._grad_fn is not None:
+            raise AOTUnsupported(
+                f"aot_function: tensor input {i} is written in place with values that require "
+                "grad, which gives it autograd history; writing it back with that history is "
+                "not supported")
 
 
 def _runtime_function(pair: CompiledPair):
@@ -305,9 +326,19 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
                           partition_fn=default_partition, decompositions=None):
     """For Dynamo backends: ``gm`` takes flat tensors and returns a tuple."""
     compiled = aot_function(gm, fw_compiler, bw_compiler, partition_fn, decompositions)
+    fallback = []
 
     def run(*args):
-        return compiled(*args)
+        if fallback:
+            return gm(*args)
+        try:
+            return compiled(*args)
+        except AOTUnsupported as e:  # raised while tracing on fake tensors: nothing ran yet
+            import warnings
+
+            warnings.warn(f"AOTAutograd: {e}; running this graph eagerly", stacklevel=2)
+            fallback.append(e)
+            return gm(*args)
 
     run.compiled = compiled
     return run
