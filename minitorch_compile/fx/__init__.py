@@ -23,5 +23,6 @@ from .node import Node, map_arg
 from .proxy_tensor import make_fx
 
 __all__ = ["Graph", "Node", "GraphModule", "Interpreter", "make_fx", "FakeTensor",
-           "FakeTensorMode", "DataDependentOutputException", "DynamicOutputShapeException", "map_arg", "passes",
+           "FakeTensorMode", "DataDependentOutputException", "DynamicOutputShapeException",
+           "map_arg", "passes",
            "tree_flatten", "tree_unflatten", "tree_map"]
