@@ -19,9 +19,9 @@ output.  The node keeps:
   any other name the input argument itself.
 
 Saved tensors remember their version; an in-place change before backward is an error, never a
-wrong gradient.  In-place ops (which record *before* writing) and writes through views
-(``CopySlices``) are in ``autograd/inplace.py``.  ``retain_graph=False`` frees them after use, so a second backward raises
-torch's error.
+wrong gradient.  ``retain_graph=False`` frees them after use, so a second backward raises
+torch's error.  In-place ops (which record *before* writing) and writes through views
+(``CopySlices``) are in ``autograd/inplace.py``.
 """
 
 from __future__ import annotations
