@@ -16,6 +16,7 @@ from ._size import Size
 from ._tensor import Tensor
 from . import _api  # declares the op table, generates the functions
 from . import _tensor_methods  # attaches methods and operators to Tensor
+from . import _tensor_indexing  # attaches x[index] and x[index] = v to Tensor
 from ._api import *
 from ._api import all, any, max, min, sum
 from ._dispatch import DispatchKey, TorchDispatchMode

@@ -103,7 +103,7 @@ def _tensors_of(op, args):
     out = [args[i] for i in schema.tensor_arg_indices if args[i] is not None
            and not isinstance(args[i], _NUMBERS)]
     for i in schema.tensor_list_arg_indices:
-        out.extend(args[i])
+        out.extend(t for t in args[i] if t is not None)  # ``Tensor?[]`` entries may be None
     return out
 
 
@@ -117,6 +117,8 @@ def dispatch(op, args: tuple):
         for t in tensors:
             if t.requires_grad:
                 return op.kernels[AUTOGRAD](op, args)
+        if tensors and tensors[0]._view_no_grad and op.schema.is_mutable:
+            return op.kernels[AUTOGRAD](op, args)  # to raise torch's no_grad-view error
     return dispatch_below_autograd(op, args, tensors)
 
 

@@ -31,10 +31,18 @@ class Tensor:
     _sym_shape = None  # symbolic sizes of a meta/fake tensor under dynamic shapes
     _requires_grad = False
     grad = None
-    grad_fn = None
+    _grad_fn = None
     _output_nr = 0
     _base = None
     _vc = None
+    # a view records how to remake it from its base (``_view_chain``: ``((op, rest_args), ...)``,
+    # torch's ``view_fn``) and the shared version it last saw (``_view_version``): after any
+    # in-place write to the base or a sibling view, its ``grad_fn`` is regenerated from the
+    # base's (torch's ``DifferentiableViewMeta::attr_version``).  ``_view_no_grad``: made in
+    # no_grad mode from a tensor that requires grad (writing it with grad on is an error).
+    _view_chain = None
+    _view_version = 0
+    _view_no_grad = False
     _grad_accumulator = None
     _has_torch_dispatch = False  # True on subclasses that define __torch_dispatch__
     __array_ufunc__ = None  # numpy defers to our reflected operators (np.float32(2) * t)
@@ -77,6 +85,25 @@ class Tensor:
         t._vc = self._get_vc()
         t._base = self._base if self._base is not None else self
         return t
+
+    def _set_view_of(self, parent: Tensor, op, rest: tuple) -> None:
+        """Make ``self`` the view ``op(parent, *rest)``: same base, same version counter.
+
+        ``detach`` makes a *non-differentiable* view (torch's
+        ``make_variable_non_differentiable_view``): it shares the version counter but has no
+        ``_base`` and no chain, so writing it never touches autograd history.
+        """
+        vc = parent._get_vc()
+        self._vc = vc
+        if op.name == "detach":
+            return
+        base = parent._base
+        if base is None:
+            self._base, self._view_chain = parent, ((op, rest),)
+        else:
+            self._base = base
+            self._view_chain = (parent._view_chain or ()) + ((op, rest),)
+        self._view_version = vc[0]
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -157,7 +184,21 @@ class Tensor:
 
     # ------------------------------------------------------------------ autograd state
     @property
+    def grad_fn(self):
+        if self._view_chain is not None and self._vc[0] != self._view_version:
+            from .autograd.inplace import regenerate_view_grad_fn
+
+            regenerate_view_grad_fn(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+
+    @property
     def requires_grad(self) -> bool:
+        if self._view_chain is not None and self._vc[0] != self._view_version:
+            self.grad_fn  # a write to the base may have made this view require grad
         return self._requires_grad
 
     @requires_grad.setter
@@ -203,6 +244,8 @@ class Tensor:
         return ops.aten.detach.default(self)
 
     def detach_(self) -> Tensor:
+        if self._view_chain is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -323,7 +366,14 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        return self.detach()
+        """Same data, no history and — unlike ``detach()`` — its *own* version counter, so
+        writes through ``.data`` are invisible to autograd's checks (torch's ``.data``)."""
+        t = self.detach()
+        t._vc = None
+        return t
+
+    def _is_view(self) -> bool:
+        return self._base is not None
 
     @data.setter
     def data(self, value: Tensor) -> None:

@@ -8,9 +8,6 @@ in-place ``add_``, as in torch.
 
 from __future__ import annotations
 
-import builtins as _builtins
-import numbers
-
 from . import _api as F
 from . import _dtype
 from ._device import as_device
@@ -306,64 +303,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
                     requires_grad=requires_grad)
 
 
-# ---------------------------------------------------------------- indexing
-
-
-def _normalize_index(self, index):
-    if not isinstance(index, tuple):
-        index = (index,)
-    out = []
-    for item in index:
-        if isinstance(item, Tensor):
-            if item.ndim == 0 and not item.dtype.is_floating_point and item.dtype is not \
-                    _dtype.bool_:
-                item = int(item)
-            else:
-                raise IndexError("minitorch_compile indexes with ints, slices, None and "
-                                 "Ellipsis; tensor (advanced) indices are not supported")
-        elif isinstance(item, bool) or not (item is None or item is Ellipsis or isinstance(
-                item, (slice, numbers.Integral))):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`) and None are valid "
-                             f"indices (got {type(item).__name__})")
-        out.append(item)
-    specified = _builtins.sum(1 for i in out if i is not None and i is not Ellipsis)
-    if specified > self.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-    if _builtins.sum(1 for i in out if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    return out, specified
-
-
-@_method
-def __getitem__(self, index):
-    """Basic indexing as a chain of ``select``/``slice``/``unsqueeze`` views."""
-    items, specified = _normalize_index(self, index)
-    result, dim = self, 0
-    for item in items:
-        if item is None:
-            result = _aten.unsqueeze(result, dim)
-            dim += 1
-        elif item is Ellipsis:
-            dim += self.ndim - specified
-        elif isinstance(item, slice):
-            if item != slice(None):
-                step = 1 if item.step is None else item.step
-                result = _aten.slice(result, dim, item.start, item.stop, step)
-            dim += 1
-        else:
-            result = _aten.select(result, dim, int(item))
-    if result is self:
-        result = _aten.alias(self)
-    return result
-
-
-@_method
-def __setitem__(self, index, value):
-    target = self[index]
-    if isinstance(value, Tensor):
-        target.copy_(value)
-    else:
-        target.fill_(value)
+# ``__getitem__`` / ``__setitem__`` (basic and advanced indexing): ``_tensor_indexing.py``.
 
 
 # ---------------------------------------------------------------- operators

@@ -241,6 +241,9 @@ class OpInfo:
     torch: Callable | None = None  # (torch, *args, **kwargs) -> result; default: aten op
     torch_values: bool = True  # compare values with torch (not for random ops)
     second_order: bool = False
+    # (Sample) -> bool: the output's size depends on input values (nonzero, x[mask]), so the
+    # meta rule raises DynamicOutputShapeException instead of giving a shape
+    dynamic_shape: Callable | None = None
 
     def __repr__(self) -> str:
         return f"OpInfo({self.name!r})"
@@ -1161,8 +1164,8 @@ def map_sample(s: Sample, fn) -> Sample:
     def conv(v):
         if isinstance(v, np.ndarray):
             return fn(v)
-        if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
-            return [fn(a) for a in v]
+        if isinstance(v, list) and any(isinstance(a, np.ndarray) for a in v):
+            return [fn(a) if isinstance(a, np.ndarray) else a for a in v]  # Tensor?[]: Nones
         return v
     return Sample(tuple(conv(a) for a in s.args), {k: conv(v) for k, v in s.kwargs.items()})
 
@@ -1201,3 +1204,6 @@ def expected_list(ref_out) -> list:
 def dtypes_list(info: OpInfo, s: Sample, n: int) -> list:
     d = info.out_dtype(s)
     return list(d) if isinstance(d, tuple) else [d] * n
+
+
+from . import opinfo_indexing  # noqa: E402,F401  (registers the indexing OpInfos)

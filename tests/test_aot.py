@@ -454,23 +454,77 @@ def test_input_mutated_in_place_is_written_back_after_the_graph():
         assert buf.tolist() == [2.0] * 4
 
 
-def test_mutation_seen_through_a_live_view_is_refused():
-    def through_alias(x):
-        y = x * 1
-        v = y.view(-1)
-        y.add_(1)  # v would see this
-        return v * 2
+def _seen_through_a_view(x):
+    y = x * 1
+    v = y.view(-1)
+    y.add_(1)  # v sees this: regenerated from the new y
+    return v * 2
 
-    with pytest.raises(NotImplementedError, match="used after the mutation"):
-        aot_function(through_alias, nop)(mtc.randn(2, 2, requires_grad=True))
 
-    def into_a_view(x):
-        y = x * 1
-        y.view(-1).add_(1)
-        return y
+def _into_a_view(x):
+    y = x * 1
+    y.view(-1).add_(x.view(-1))
+    return y
 
-    with pytest.raises(NotImplementedError, match="a view of another tensor"):
-        aot_function(into_a_view, nop)(mtc.randn(2, 2))
+
+def _column_write(x):
+    y = x.sin() * 2
+    y[:, 0] = 0.0
+    y.t()[1].mul_(x[:, 1])
+    return y * y
+
+
+def _views_of_views(x):
+    y = x * 3
+    row = y[1]
+    col = y[:, 0]
+    row[1:].sin_()
+    col.add_(1)
+    return row * 2, col, y
+
+
+def _out_style(x):
+    out = mtc.zeros(x.shape[1], x.shape[0])
+    for i in range(x.shape[1]):
+        out[i] = x[:, i] * (i + 1)
+    return out.tanh()
+
+
+def _detach_alias(x):
+    y = x * 1
+    d = y.detach()
+    d.mul_(2)  # y changes too (no gradient through the write)
+    return y * x
+
+
+@pytest.mark.parametrize("fn", [_seen_through_a_view, _into_a_view, _column_write,
+                                _views_of_views, _out_style, _detach_alias],
+                         ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("partition_fn", PARTITIONERS, ids=lambda p: p.__name__)
+def test_mutations_through_views_are_functionalized(fn, partition_fn):
+    compiled = assert_matches_eager(fn, [mtc.randn(2, 3, requires_grad=True)], partition_fn)
+    pair = compiled.last_pair
+    check_partition(pair)
+    for gm in (pair.joint_graph, *pair.partition):
+        assert not any(n.target.schema.is_mutable for n in gm.graph.nodes
+                       if n.op == "call_function" and hasattr(n.target, "schema"))
+
+
+def test_input_mutated_through_a_view_is_written_back():
+    def f(x, buf):
+        with mtc.no_grad():
+            buf[1:].add_(1)
+            buf.t()[0].mul_(3)
+        return x * buf
+
+    compiled = aot_function(f, nop)
+    x, buf, buf_e = mtc.randn(2, 3, requires_grad=True), mtc.ones(2, 3), mtc.ones(2, 3)
+    out = compiled(x, buf)
+    expected = f(x, buf_e)
+    assert buf.tolist() == buf_e.tolist()
+    assert_same(out, expected)
+    assert compiled.last_pair.mutated_inputs == [(1, 1)]
+    assert "aten.slice_scatter.default" in calls(compiled.last_pair.joint_graph)
 
 
 # ------------------------------------------------------------------------------ custom Function

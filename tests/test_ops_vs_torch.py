@@ -31,7 +31,7 @@ NO_GRAD_IN_TORCH = {"nll_loss": 2, "cross_entropy_loss": 2}
 def torch_value(v):
     if isinstance(v, np.ndarray):
         return torch.from_numpy(v.copy())
-    if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+    if isinstance(v, list) and any(isinstance(a, np.ndarray) for a in v):
         return [torch_value(a) for a in v]
     if isinstance(v, mtc.dtype):
         return getattr(torch, v.name)

@@ -168,8 +168,9 @@ def test_indexing_ints_slices_none_ellipsis():
         x[0, 0, 0, 0]
     with pytest.raises(IndexError, match="out of range"):
         x[5]
-    with pytest.raises(IndexError, match="not supported"):
-        x[mtc.tensor([0, 1])]
+    np.testing.assert_array_equal(x[mtc.tensor([1, 0])].numpy(), a[[1, 0]])  # tests/test_indexing
+    with pytest.raises(IndexError, match="must be long, int, byte or bool"):
+        x[mtc.tensor([0.0])]
 
 
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())

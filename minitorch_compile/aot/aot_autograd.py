@@ -28,7 +28,7 @@ Later calls with the same metadata reuse the compiled pair.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import _dispatch
 from .._tensor import Tensor
@@ -69,6 +69,9 @@ class CompiledPair:
     partition: object = None
     fw_graph: GraphModule | None = None
     joint_graph: GraphModule | None = None
+    # inputs an in-place write gave autograd history (``buf[0] = x.sum()``): their final
+    # values are extra (last) outputs, copied into the inputs *with* history after the call
+    history_inputs: list = field(default_factory=list)
 
 
 def _metadata_key(flat_args) -> tuple:
@@ -103,11 +106,22 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
         if any(t is u for u in tensors[:k]):
             tensors[k] = t.detach().requires_grad_(t.requires_grad)
 
-    # forward-only trace: output metadata, and the inference graph
+    # forward-only trace: output metadata, and the inference graph.  An input that the program
+    # writes with values requiring grad gets autograd history (CopySlices) in eager mode: its
+    # final value becomes an extra output, so it can be copied back with that history (what
+    # torch's runtime wrapper does); the trace is redone once to add those outputs.
+    history: list = []
+
     def fw_only(*primals):
-        return list(flat_fn(*with_tensors(primals)))
+        return list(flat_fn(*with_tensors(primals))) + [primals[k] for k in history]
 
     fw_graph = _flat_graph(make_fx(fw_only, decompositions, "fake")(*tensors))
+    if needs_grad:
+        placeholders = [n for n in fw_graph.graph.nodes if n.op == "placeholder"]
+        history.extend(k for k, p in enumerate(placeholders)
+                       if getattr(p.meta.get("val"), "_grad_fn", None) is not None)
+        if history:
+            fw_graph = _flat_graph(make_fx(fw_only, decompositions, "fake")(*tensors))
     out_vals = [n for n in fw_graph.graph.output_node().args[0]]
     num_outputs = len(out_vals)
     if not needs_grad:
@@ -126,7 +140,7 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     unused: list = []  # inputs requiring grad that no output depends on
 
     def joint(primals, tangents):
-        outs = list(flat_fn(*with_tensors(primals)))
+        outs = list(flat_fn(*with_tensors(primals))) + [primals[k] for k in history]
         graph = _current_graph()
         for n in graph.nodes:  # every op traced so far is the forward
             if n.op != "placeholder":
@@ -160,14 +174,19 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     bw_examples = [n.meta.get("val") for n in bw_module.graph.nodes if n.op == "placeholder"]
     compiled_bw = bw_compiler(bw_module, bw_examples)
     return CompiledPair(compiled_fw, compiled_bw, num_outputs, diff_outputs, grad_inputs,
-                        mutated, partition, fw_graph, joint_gm)
+                        mutated, partition, fw_graph, joint_gm, history)
+
+
+class AOTUnsupported(NotImplementedError):
+    """A program AOTAutograd cannot compile faithfully; ``aot_module_simplified`` (Dynamo's
+    backends) then runs the graph eagerly instead, with a warning."""
 
 
 def _no_aliased_mutation(mutated: list, aliased: list) -> list:
     """Refuse a mutated input that is passed twice: the graph treats the two as different."""
     for i, _ in mutated:
         if i in aliased:
-            raise NotImplementedError(
+            raise AOTUnsupported(
                 f"aot_function: tensor input {i} is mutated in place and also passed as "
                 "another input; mutations of aliased inputs are not supported")
     return mutated
@@ -252,6 +271,11 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
             outs = outs[:pair.num_outputs]
         else:
             outs = list(runtime.apply(*tensors))  # applies input mutations itself
+        if pair.history_inputs:  # the write again, recorded: the input's history (CopyBackward)
+            n = len(outs) - len(pair.history_inputs)
+            for k, value in zip(pair.history_inputs, outs[n:]):
+                tensors[k].copy_(value)
+            outs = outs[:n]
         return tree_unflatten(outs, out_spec)
 
     returned.last_pair = None
@@ -305,9 +329,19 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
                           partition_fn=default_partition, decompositions=None):
     """For Dynamo backends: ``gm`` takes flat tensors and returns a tuple."""
     compiled = aot_function(gm, fw_compiler, bw_compiler, partition_fn, decompositions)
+    fallback = []
 
     def run(*args):
-        return compiled(*args)
+        if fallback:
+            return gm(*args)
+        try:
+            return compiled(*args)
+        except AOTUnsupported as e:  # raised while tracing on fake tensors: nothing ran yet
+            import warnings
+
+            warnings.warn(f"AOTAutograd: {e}; running this graph eagerly", stacklevel=2)
+            fallback.append(e)
+            return gm(*args)
 
     run.compiled = compiled
     return run

@@ -7,20 +7,30 @@ out-of-place twin and renames the mutated value from then on::
     add_ = mtc.ops.aten.add_.default(x, 1)      ->    add = mtc.ops.aten.add.default(x, 1)
     mul  = mtc.ops.aten.mul.default(x, 2)       ->    mul = mtc.ops.aten.mul.default(add, 2)
 
-A mutated *graph input* keeps its final value as an extra graph output; the runtime copies it
-back into the caller's tensor after the graph ran, as AOTAutograd does.
+Views make it harder: memory written through one name is read through others.  Every view
+node is described by its *base* (a node that is not a view) and its *view chain* — the view
+ops that make it from the base (``ops/view_replay.py``).  Each base has a version, bumped by
+every write to it or to any of its views.  The walk, in graph order::
 
-Limit (stated, not hidden): a mutation of a value that has *views* used after the mutation
-(``y = x.view(-1); x.add_(1); use(y)``) would need torch's view replay; such graphs raise
-``NotImplementedError`` instead of computing something wrong.  (``alias``/``detach`` nodes
-made by autograd snapshot the pre-mutation value and are fine.)
+    a write  op_(t, ...)      new = op(t, ...)                      (the functional twin)
+                              t a base:  latest[t] = new
+                              t a view of b with chain c:
+                                         latest[b] = scatter(latest[b], new, c)
+                              version[b] += 1
+    a read of a base b        -> latest[b]
+    a read of a view v of b,  -> replay(latest[b], chain(v)) emitted just before the reader
+      made before b's last       (torch's view regeneration), cached until b changes again
+      write
+
+The value of an in-place op is its ``self``, so its users read ``t`` (and so get the new
+value).  A mutated *graph input* keeps its final value as an extra graph output; the runtime
+copies it back into the caller's tensor after the graph ran, as AOTAutograd does.
 """
 
 from __future__ import annotations
 
 from ..fx.node import map_arg
-
-_SNAPSHOT_VIEWS = {"alias", "detach"}
+from ..ops.view_replay import replay, scatter
 
 
 def _is_mutation(n) -> bool:
@@ -28,81 +38,129 @@ def _is_mutation(n) -> bool:
     return n.op == "call_function" and schema is not None and schema.is_mutable
 
 
-def _category(n):
+def _is_view(n) -> bool:
     opdef = getattr(n.target, "opdef", None) if n.op == "call_function" else None
-    return opdef.category if opdef is not None else None
+    return opdef is not None and opdef.category == "view"
+
+
+class _Walk:
+    """The state of one functionalization walk over ``graph``."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.view_of: dict = {}  # view node -> (base node, chain, base version when made)
+        self.latest: dict = {}  # base node -> node holding its current value
+        self.version: dict = {}  # base node -> number of writes so far
+        self.fresh: dict = {}  # view node -> (base version, node of its current value)
+        self.tag = None  # partitioner tag of the node being rewritten
+
+    def emit(self, op, *args, **kwargs):
+        """A new ``call_function`` node (at the insertion point) with a fake ``val``."""
+        from ..autograd.grad_mode import no_grad
+
+        a, kw = op.split_args(op.bind(*args, **kwargs))
+        node = self.graph.call_function(op, a, kw)
+        vals = map_arg(a, lambda x: x.meta.get("val"))
+        kvals = map_arg(kw, lambda x: x.meta.get("val"))
+        with no_grad():
+            node.meta["val"] = op(*vals, **kvals)
+        if self.tag is not None:
+            node.meta["partitioner_tag"] = self.tag
+        return node
+
+    @staticmethod
+    def shape_of(node):
+        return list(node.meta["val"].shape)
+
+    def record_view(self, n) -> None:
+        parent = n.args[0]
+        step = (n.target, tuple(n.target.bind(*n.args, **n.kwargs)[1:]))
+        if parent in self.view_of:
+            base, chain, _ = self.view_of[parent]
+            chain = chain + (step,)
+        else:
+            base, chain = parent, (step,)
+        self.view_of[n] = (base, chain, self.version.get(base, 0))
+
+    def current(self, x):
+        """The node holding ``x``'s value now (see the module docstring)."""
+        if x in self.view_of:
+            base, chain, made = self.view_of[x]
+            now = self.version.get(base, 0)
+            if now == made:
+                return x
+            hit = self.fresh.get(x)
+            if hit is not None and hit[0] == now:
+                return hit[1]
+            value = replay(self.latest.get(base, base), chain, self.emit)
+            self.fresh[x] = (now, value)
+            return value
+        return self.latest.get(x, x)
+
+    def write(self, target, new) -> None:
+        if target in self.view_of:
+            base, chain, _ = self.view_of[target]
+            self.latest[base] = scatter(self.current(base), new, chain, self.emit,
+                                        self.shape_of)
+        else:
+            base = target
+            self.latest[base] = new
+        self.version[base] = self.version.get(base, 0) + 1
+        if target in self.view_of:
+            self.fresh[target] = (self.version[base], new)
+
+    def functional_twin(self, n):
+        """The out-of-place op computing what ``n`` writes (``copy_``: an expand + cast)."""
+        from .. import ops
+
+        if n.target.name == "copy_":
+            dst, src = n.args[0], n.args[1]
+            new = self.emit(ops.aten.expand.default, src, self.shape_of(dst))
+            return self.emit(ops.aten._to_copy.default, new, dtype=dst.meta["val"].dtype)
+        functional = n.target.opdef.functional
+        new = self.graph.call_function(functional, n.args, n.kwargs)
+        new.meta = dict(n.meta)
+        return new
 
 
 def functionalize(gm) -> list[tuple[int, int]]:
     """Rewrite ``gm`` in place; return ``[(input index, output index)]`` of mutated inputs."""
-    from .. import ops
-
     graph = gm.graph
     nodes = list(graph.nodes)
     if not any(_is_mutation(n) for n in nodes):
         return []
-    order = {n: i for i, n in enumerate(nodes)}
-    latest: dict = {}
-
-    def resolve(x):
-        while x in latest:
-            x = latest[x]
-        return x
-
-    aten = ops.aten
+    walk = _Walk(graph)
     for n in nodes:
         if n.op == "output":
-            continue
-        n.args = map_arg(n.args, resolve)
-        n.kwargs = map_arg(n.kwargs, resolve)
-        if not _is_mutation(n):
-            continue
-        target = n.args[0]
-        _check_no_live_views(target, n, order)
+            break
+        walk.tag = n.meta.get("partitioner_tag")
+        target = n.args[0] if _is_mutation(n) else None
+        if _is_view(n):  # from its original parent, before the parent is renamed
+            walk.record_view(n)
         with graph.inserting_before(n):
-            if n.target.name == "copy_":
-                src = n.args[1]
-                shape = tuple(target.meta["val"].shape)
-                new = graph.call_function(aten.expand.default, (src, shape))
-                new.meta["val"] = n.meta.get("val")
-                new = graph.call_function(aten._to_copy.default, (new,),
-                                          {"dtype": target.meta["val"].dtype})
-            else:
-                functional = n.target.opdef.functional
-                new = graph.call_function(functional, n.args, n.kwargs)
-        new.meta = dict(n.meta)
-        n.replace_all_uses_with(new)
+            n.args = map_arg(n.args, walk.current)
+            n.kwargs = map_arg(n.kwargs, walk.current)
+            if target is None:
+                continue
+            new = walk.functional_twin(n)
+            walk.write(target, new)
+        n.replace_all_uses_with(target)  # an in-place op's value is its (now new) self
         graph.erase_node(n)
-        latest[target] = new
 
     out = graph.output_node()
-    out.args = map_arg(out.args, resolve)
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    mutated = []
-    flat = list(out.args[0]) if isinstance(out.args[0], (list, tuple)) else [out.args[0]]
-    for i, p in enumerate(placeholders):
-        if p in latest:
-            mutated.append((i, len(flat)))
-            flat.append(resolve(p))
+    with graph.inserting_before(out):
+        walk.tag = None
+        out.args = map_arg(out.args, walk.current)
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        flat = list(out.args[0]) if isinstance(out.args[0], (list, tuple)) else [out.args[0]]
+        mutated = []
+        for i, p in enumerate(placeholders):
+            if walk.version.get(p):
+                mutated.append((i, len(flat)))
+                flat.append(walk.current(p))
     out.args = (type(out.args[0])(flat) if isinstance(out.args[0], (list, tuple)) else
                 tuple(flat),)
+    graph.eliminate_dead_code()
     graph.lint()
     gm.recompile()
     return mutated
-
-
-def _check_no_live_views(target, mutation, order) -> None:
-    """Refuse mutations that views created earlier would observe afterwards."""
-    for user in target.users:
-        if _category(user) != "view" or user.target.name in _SNAPSHOT_VIEWS:
-            continue
-        if order.get(user, 0) < order[mutation] and any(
-                order.get(u, 1 << 30) > order[mutation] for u in user.users):
-            raise NotImplementedError(
-                f"functionalization: {mutation.name} mutates {target.name}, whose view "
-                f"{user.name} is used after the mutation; mutations through aliases are not "
-                "supported yet")
-    if _category(target) == "view" and target.target.name not in _SNAPSHOT_VIEWS:
-        raise NotImplementedError(
-            f"functionalization: {mutation.name} mutates {target.name}, a view of another "
-            "tensor; mutations through views are not supported yet")

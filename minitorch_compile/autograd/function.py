@@ -32,7 +32,7 @@ class FunctionCtx:
         self._node_name = "Function"
 
     def save_for_backward(self, *tensors) -> None:
-        self._saved = tuple(None if t is None else SavedTensor(t, self._node_name)
+        self._saved = tuple(None if t is None else SavedTensor(t)
                             for t in tensors)
 
     def save_for_forward(self, *tensors) -> None:

@@ -15,11 +15,13 @@ output.  The node keeps:
       derivatives={"self": lambda grad, self: grad * -self.sin()}
 
   ``grad``/``grads`` are the output gradients, ``result`` (or the schema's return names) the
-  outputs, ``<arg>_sizes`` an input's shape, any other name the input argument itself.
+  outputs, ``<arg>_sizes`` / ``<arg>_dtype`` an input's shape / dtype (no tensor is kept),
+  any other name the input argument itself.
 
 Saved tensors remember their version; an in-place change before backward is an error, never a
 wrong gradient.  ``retain_graph=False`` frees them after use, so a second backward raises
-torch's error.
+torch's error.  In-place ops (which record *before* writing) and writes through views
+(``CopySlices``) are in ``autograd/inplace.py``.
 """
 
 from __future__ import annotations
@@ -65,27 +67,43 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved."""
+    """A tensor saved for backward, with the version it had when saved (``SavedVariable``).
 
-    __slots__ = ("tensor", "version", "node_name")
+    ``producer`` is ``(grad_fn, output_nr)`` of the tensor *when it was saved* (``None`` for a
+    leaf or a detached tensor): torch's error names it ("which is output 0 of Mul").
+    """
 
-    def __init__(self, tensor, node_name: str):
+    __slots__ = ("tensor", "version", "producer")
+
+    def __init__(self, tensor, producer=None, *, is_output: bool = False):
         self.tensor = tensor
         self.version = tensor._version
-        self.node_name = node_name
+        if not is_output:
+            fn = tensor._grad_fn if tensor._view_chain is None else tensor.grad_fn
+            producer = (fn, tensor._output_nr) if fn is not None else None
+        self.producer = producer
 
     def unpack(self):
         t = self.tensor
         if t is None:
             raise RuntimeError(_FREED)
         if t._version != self.version:
+            which = ""
+            if self.producer is not None:
+                fn, nr = self.producer
+                which = f", which is output {nr} of {_short_name(fn.name())},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.dtype.name}{list(t.shape)}], which is saved by "
-                f"{self.node_name}, is at version {t._version}; expected version {self.version} "
-                "instead."
-            )
+                f"inplace operation: [{t.dtype.name} {list(t.shape)}]{which} is at version "
+                f"{t._version}; expected version {self.version} instead. Hint: the variable "
+                "was changed in place after being saved; clone() it before the in-place op.")
         return t
+
+
+def _short_name(name: str) -> str:
+    """``MulBackward0`` -> ``Mul``, as torch names the producer in that error."""
+    head, sep, _tail = name.rpartition("Backward")
+    return head if sep else name
 
 
 class AccumulateGrad(Node):
@@ -173,8 +191,8 @@ class OpBackward(Node):
         v = self.saved[name]
         if isinstance(v, SavedTensor):
             return v.unpack()
-        if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
-            return [s.unpack() for s in v]
+        if isinstance(v, list) and any(isinstance(s, SavedTensor) for s in v):
+            return [None if s is None else s.unpack() for s in v]
         return v
 
     def apply(self, grads):
@@ -241,13 +259,20 @@ def _set_edges(node, op, args):
     return slots
 
 
-def _record(op, args, outs, derivs, node_name=None):
+def _record(op, args, outs, derivs, node_name=None, saver=None):
+    """Make the node of one op call: its edges, its formulas, the values they name.
+
+    ``outs=None`` means the op has not run yet (an in-place op records *before* writing):
+    then the names of outputs a formula needs are returned for the caller to save afterwards,
+    and ``saver(name, value)`` may replace an input's saved value (the in-place op's clone).
+    """
     node = OpBackward(op, node_name or camel(op.name) + "Backward0")
     slots = _set_edges(node, op, args)
     schema = op.schema
     arg_index = {a.name: i for i, a in enumerate(schema.arguments)}
     ret_names = [r.name for r in schema.returns]
     saved = node.saved
+    deferred = []
     for name, fn in derivs.items():
         sl = slots[name]
         if not any(e is not None for e in node.next_functions[sl]):
@@ -255,23 +280,30 @@ def _record(op, args, outs, derivs, node_name=None):
         params = _formula_params(fn)
         node.formulas.append((sl, fn, params, schema.arguments[arg_index[name]].type.is_list))
         for p in params:
-            if p in saved or p in ("grad", "grads"):
+            if p in saved or p in ("grad", "grads") or p in deferred:
                 continue
             if p == "result" or p in ret_names:
-                v = outs[0] if p == "result" else outs[ret_names.index(p)]
-                saved[p] = SavedTensor(v, node._name)
+                if outs is None:
+                    deferred.append(p)
+                    continue
+                i = 0 if p == "result" else ret_names.index(p)
+                saved[p] = SavedTensor(outs[i], (node, i), is_output=True)
+            elif p.endswith("_dtype") and p[:-6] in arg_index:
+                saved[p] = args[arg_index[p[:-6]]].dtype  # torch saves only `options()`
             elif p.endswith("_sizes") and p[:-6] in arg_index:
                 v = args[arg_index[p[:-6]]]  # a Tensor[] argument saves each tensor's shape
                 saved[p] = [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) \
                     else tuple(v.shape)
             else:
                 v = args[arg_index[p]]
+                if saver is not None:
+                    v = saver(p, v)
                 if hasattr(v, "_version"):
-                    v = SavedTensor(v, node._name)
-                elif isinstance(v, (list, tuple)) and v and hasattr(v[0], "_version"):
-                    v = [SavedTensor(t, node._name) for t in v]
+                    v = SavedTensor(v)
+                elif isinstance(v, (list, tuple)) and any(hasattr(t, "_version") for t in v):
+                    v = [None if t is None else SavedTensor(t) for t in v]
                 saved[p] = v
-    return node
+    return (node, deferred) if outs is None else node
 
 
 def _attach(node, outs, args):
@@ -287,42 +319,6 @@ def _attach(node, outs, args):
 
 
 def _inplace_autograd(op, args):
-    """In-place op on a tensor involved in autograd: check, run, then rebase its history.
+    from .inplace import inplace_autograd
 
-    The mutated tensor's old history becomes the input edge of a new node, computed by the
-    functional op's derivative formulas; it is then the tensor's ``grad_fn``.
-    """
-    self = args[0]
-    if self.requires_grad and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if self._base is not None and (self._base.requires_grad or any(
-            _needs_grad(a) for a in args[1:])):
-        raise NotImplementedError(
-            f"{op}: in-place operations on views of tensors that take part in autograd are not "
-            "supported by minitorch_compile's eager autograd; use the out-of-place op")
-    functional = op.opdef.functional
-    derivs = functional.opdef.derivatives if functional is not None else op.opdef.derivatives
-    # the node reads the tensor's *old* identity: a fresh alias that shares data and version
-    # (dispatched, so a tracer records it as an alias of the pre-mutation value)
-    from ..ops._ops import ops
-
-    with exclude(AUTOGRAD):
-        old = ops.aten.alias.default(self)
-    old._requires_grad, old.grad_fn, old._output_nr = self.requires_grad, self.grad_fn, \
-        self._output_nr
-    old._grad_accumulator = self._grad_accumulator
-    version_before = self._version
-    with exclude(AUTOGRAD):
-        out = dispatch_below_autograd(op, args)
-    call_args = (old,) + tuple(args[1:])
-    node = _record(op, call_args, (self,), derivs, camel(op.name) + "Backward0")
-    for v in node.saved.values():  # the old value was saved *before* the write
-        if isinstance(v, SavedTensor) and v.tensor is old:
-            v.version = version_before
-    node.input_meta = [(self.shape, self.dtype)]
-    if self.dtype.is_floating_point:
-        self._requires_grad = True
-        self.grad_fn = node
-        self._output_nr = 0
-    return out
+    return inplace_autograd(op, args)

@@ -10,7 +10,12 @@
 
 from . import passes
 from ._pytree import tree_flatten, tree_map, tree_unflatten
-from .fake_tensor import DataDependentOutputException, FakeTensor, FakeTensorMode
+from .fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+    FakeTensor,
+    FakeTensorMode,
+)
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter
@@ -18,5 +23,6 @@ from .node import Node, map_arg
 from .proxy_tensor import make_fx
 
 __all__ = ["Graph", "Node", "GraphModule", "Interpreter", "make_fx", "FakeTensor",
-           "FakeTensorMode", "DataDependentOutputException", "map_arg", "passes",
+           "FakeTensorMode", "DataDependentOutputException", "DynamicOutputShapeException",
+           "map_arg", "passes",
            "tree_flatten", "tree_unflatten", "tree_map"]

@@ -26,6 +26,11 @@ class DataDependentOutputException(RuntimeError):
     """A fake tensor's *values* were needed (``if x.sum() > 0:``, ``x.item()``)."""
 
 
+class DynamicOutputShapeException(RuntimeError):
+    """An op whose output *size* depends on input values (``nonzero``, ``x[mask]``,
+    ``masked_select``) ran on fake tensors: its meta rule cannot know the size."""
+
+
 class FakeTensor(Tensor):
     fake_mode: FakeTensorMode | None = None
     _source = "an input"
@@ -170,8 +175,8 @@ def _wrap_outputs(out, bound, device, mode, source):
     fake = FakeTensor._from_storage(out._data, device, mode, source)
     if out._sym_shape is not None:
         fake._sym_shape = out._sym_shape
-    if out._base is not None:  # a view: share the version counter of its base
-        base = out._base
-        fake._base = base._base if base._base is not None else base
-        fake._vc = base._get_vc()
+    if out._vc is not None:  # a view: the base, version counter and chain of the meta view
+        fake._vc, fake._base = out._vc, out._base
+        fake._view_chain, fake._view_version = out._view_chain, out._view_version
+        fake._view_no_grad = out._view_no_grad
     return fake

@@ -1,12 +1,23 @@
 """The op table (``ops/``) and the ``mtc.ops`` namespaces.
 
 Importing this package declares every aten op: ``pointwise``, ``reductions``, ``views``,
-``joining`` (cat, stack, split), ``matmul``, ``creation`` and ``nn_ops`` each hold one family,
-every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten.<name>``
+``joining`` (cat, stack, split), ``matmul``, ``creation``, ``nn_ops``, ``indexing`` and
+``view_replay`` each hold one family, every op declared once with all of its rules (see
+``table.py``).  ``mtc.ops.aten.<name>``
 reaches them through the dispatcher.
 """
 
-from . import creation, joining, matmul, nn_ops, pointwise, reductions, views  # noqa: F401
+from . import (  # noqa: F401
+    creation,
+    indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
+    joining,
+    matmul,
+    nn_ops,
+    pointwise,
+    reductions,
+    view_replay,  # slice_scatter, select_scatter; replaying and scattering through views
+    views,
+)
 from ._ops import OpOverload, OpOverloadPacket, all_overloads, find_overload, ops
 from .table import CATEGORIES, OP_TABLE, OpDef, TensorMeta, defop
 

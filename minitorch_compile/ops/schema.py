@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 
 _TYPE_RE = re.compile(
-    r"^(?P<base>\w+)(?:\((?P<alias>\w+)(?P<write>!)?\))?(?P<list>\[\d*\])?(?P<opt>\?)?$")
+    r"^(?P<base>\w+)(?:\((?P<alias>\w+)(?P<write>!)?\))?(?P<eopt>\?)?(?P<list>\[\d*\])?"
+    r"(?P<opt>\?)?$")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Type:
     optional: bool = False
     alias: str | None = None
     is_write: bool = False
+    elem_optional: bool = False  # ``Tensor?[]``: a list whose entries may be None
 
     @property
     def is_tensor(self) -> bool:
@@ -45,6 +47,8 @@ class Type:
         s = self.base
         if self.alias:
             s += f"({self.alias}{'!' if self.is_write else ''})"
+        if self.elem_optional:
+            s += "?"
         if self.is_list:
             s += "[]"
         if self.optional:
@@ -174,7 +178,8 @@ def parse_type(s: str) -> Type:
     m = _TYPE_RE.match(s.strip())
     if not m:
         raise ValueError(f"cannot parse schema type {s!r}")
-    return Type(m["base"], bool(m["list"]), bool(m["opt"]), m["alias"], bool(m["write"]))
+    return Type(m["base"], bool(m["list"]), bool(m["opt"]), m["alias"], bool(m["write"]),
+                bool(m["eopt"]))
 
 
 def _parse_default(s: str):

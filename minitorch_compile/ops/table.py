@@ -40,6 +40,7 @@ import numpy as np
 from .. import _dtype
 from .._device import META, as_device
 from .._dispatch import AUTOGRAD, DispatchKey
+from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
 from ._ops import OpOverload, register_overload
 
@@ -258,9 +259,10 @@ def numpy_kernel(opdef: OpDef):
                     device = v._device
                 a[i] = v._data
         for i in l_idx:
-            if a[i]:
-                device = a[i][0]._device
-            a[i] = [t._data for t in a[i]]
+            present = [t for t in a[i] if t is not None]  # ``Tensor?[]`` entries may be None
+            if present and (device is None or device.type == "cpu"):
+                device = present[0]._device
+            a[i] = [None if t is None else t._data for t in a[i]]
         dev_i = op.device_arg_index
         if dev_i is not None and (device is None or args[dev_i] is not None):
             device = as_device(args[dev_i])  # creation ops, and _to_copy(device=...)
@@ -269,9 +271,9 @@ def numpy_kernel(opdef: OpDef):
         if nrets == 1:
             res = _wrap(out, meta, device, op)
             if is_view:
-                base = args[0]
-                res._base = base._base if base._base is not None else base
-                res._vc = base._get_vc()
+                res._set_view_of(args[0], op, tuple(args[1:]))
+                if not _dispatch_state.grad_enabled and args[0]._requires_grad:
+                    res._view_no_grad = True
             return res
         return tuple(_wrap(o, m, device, op) for o, m in zip(out, meta))
 
@@ -310,8 +312,9 @@ def meta_kernel(opdef: OpDef):
                 out = Tensor._make(np.asarray(view_kernel(*a)), META)
                 if any(hasattr(s, "hint") for s in m.shape):
                     out._sym_shape = tuple(m.shape)
-                base = args[0]
-                out._base = base._base if base._base is not None else base
+                out._set_view_of(args[0], opdef.overload, tuple(args[1:]))
+                if not _dispatch_state.grad_enabled and args[0]._requires_grad:
+                    out._view_no_grad = True
                 return out
             return Tensor._make_meta(m.shape, m.dtype)
         return tuple(Tensor._make_meta(x.shape, x.dtype) for x in m)
@@ -326,6 +329,14 @@ def _hints(v):
     if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
         return type(v)(_hints(x) for x in v)
     return v
+
+
+def check_writable(self: Tensor) -> None:
+    """torch's ``assert_no_internal_overlap``: an expanded view cannot be written."""
+    if not self._data.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
 
 
 def inplace_kernel(opdef: OpDef, key: DispatchKey):
@@ -344,6 +355,7 @@ def inplace_kernel(opdef: OpDef, key: DispatchKey):
                 f"{opdef.overload.name}: result type {out.dtype.name} can't be cast to the "
                 f"desired output type {self.dtype.name}")
         if key != DispatchKey.Meta:
+            check_writable(self)
             np.copyto(self._data, out._data, casting="unsafe")
         self._bump_version()
         return self

@@ -356,9 +356,9 @@ _to_copy = defop(
     notes="dtype/device conversion; gradients flow back converted to the source's dtype/device")
 
 
-def _copy_backward_src(grad, src):
-    g = grad.sum_to_size(tuple(src.shape)) if tuple(grad.shape) != tuple(src.shape) else grad
-    return g.to(src.dtype)
+def _copy_backward_src(grad, src_sizes, src_dtype):
+    g = grad.sum_to_size(src_sizes) if tuple(grad.shape) != tuple(src_sizes) else grad
+    return g.to(src_dtype)
 
 
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
@@ -370,12 +370,13 @@ copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Te
 
 
 def _copy_kernel(self, src, non_blocking=False, copy_data=True):
-    from .table import broadcast_shapes
+    from .table import broadcast_shapes, check_writable
 
     if broadcast_shapes(tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
         raise RuntimeError(f"copy_: the size of src {list(src.shape)} can't be broadcast to "
                            f"the destination size {list(self.shape)}")
     if copy_data and self._device.type != "meta":
+        check_writable(self)
         np.copyto(self._data, src._data if hasattr(src, "_data") else src, casting="unsafe")
     self._bump_version()
     return self
