@@ -21,6 +21,7 @@ compiles the ``GraphModule``.
 from __future__ import annotations
 
 import itertools
+import re
 
 from .. import _dtype
 from .._dispatch import state as _dispatch_state
@@ -148,11 +149,17 @@ class OutputGraph:
 
     def globals_dict_name(self, f_globals: dict) -> str:
         """A global of the frame's module holding another module's globals (for sources of
-        globals read by inlined functions from other modules)."""
+        globals read by inlined functions from other modules), named after that module as
+        torch names it: ``__import_minitorch_compile_dot_nn_dot_modules_dot_linear``."""
         name = self._globals_dicts.get(id(f_globals))
         if name is None:
-            mod = f_globals.get("__name__", "module").replace(".", "_")
-            name = self._globals_dicts[id(f_globals)] = f"__mtc_globals_{mod}_{id(f_globals)}"
+            mod = str(f_globals.get("__name__", "module"))
+            base = "__import_" + re.sub(r"\W", "_", mod.replace(".", "_dot_"))
+            name, n = base, 0
+            while self.f_globals.get(name, f_globals) is not f_globals:  # another module's
+                n += 1
+                name = f"{base}_{n}"
+            self._globals_dicts[id(f_globals)] = name
             self.globals_to_install[name] = f_globals
             self.f_globals.setdefault(name, f_globals)  # guards read it before installation
         return name
