@@ -30,7 +30,11 @@ The conventions a page author writes to
   - ``<!-- output: python3.11 -->``: the block runs on every Python version, but its output is
     compared only on the version named (for output that legitimately depends on it: ``dis``
     listings, bytecode offsets, decompiled code, resume functions named after an offset).
-    Use it only on blocks that need it.
+    Use it only on blocks that need it;
+  - ``<!-- source: minitorch_compile/ops/pointwise.py -->``: the block *quotes* that package
+    file: it is not run, and each of its paragraphs (separated by blank lines) must be
+    consecutive lines of the file, so a quotation cannot go stale.  (Or print the source with
+    ``inspect.getsource`` in a block whose output is shown — then it is checked too.)
 * An exception escaping a block fails the page (a block that demonstrates an error catches it
   and prints it).  Blocks in other languages (``bash``, ``text`` on its own) are not run.
 
@@ -60,7 +64,7 @@ from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
 REPO = Path(__file__).resolve().parent.parent
 PAGES = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
 
-MARKER = re.compile(r"<!--\s*(skip|output)\s*:\s*(.*?)\s*-->\s*\Z")
+MARKER = re.compile(r"<!--\s*(skip|output|source)\s*:\s*(.*?)\s*-->\s*\Z")
 VERSION = f"python{sys.version_info[0]}.{sys.version_info[1]}"
 
 _NORMALIZE = [
@@ -96,6 +100,7 @@ class Block:
     expected_span: tuple | None  # (start, end) of the text block's content in the page
     skip: str | None            # the reason, when marked ``<!-- skip: reason -->``
     output_only_on: str | None  # ``python3.11`` when marked ``<!-- output: python3.11 -->``
+    quotes: str | None = None   # a package file, when marked ``<!-- source: path -->``
 
 
 @dataclass
@@ -122,7 +127,7 @@ def parse(path: str | Path) -> list[Block]:
                 and not text[region.end:nxt.start].strip():
             start, end = _content_span(text, nxt)  # raw: Sybil's lexeme is dedented
             expected, span = text[start:end], (start, end)
-        skip = output_on = None
+        skip = output_on = quotes = None
         before = text[:region.start].rstrip("\n").rsplit("\n", 1)[-1]
         marker = MARKER.search(before)
         if marker is not None:
@@ -132,6 +137,8 @@ def parse(path: str | Path) -> list[Block]:
                                  "marker needs an argument (a reason / a python version)")
             if kind == "skip":
                 skip = argument
+            elif kind == "source":
+                quotes = argument
             else:
                 if not re.fullmatch(r"python\d+\.\d+", argument):
                     raise ValueError(f"{path}:{_line(text, region.start)}: write "
@@ -139,7 +146,7 @@ def parse(path: str | Path) -> list[Block]:
                 output_on = argument
         start, end = _content_span(text, region)
         blocks.append(Block(len(blocks) + 1, _line(text, region.start), text[start:end],
-                            expected, span, skip, output_on))
+                            expected, span, skip, output_on, quotes))
     return blocks
 
 
@@ -169,6 +176,18 @@ def run_block(block: Block, namespace: dict) -> tuple[str, str | None]:
     return out.getvalue(), error
 
 
+def missing_from_source(quote: str, path: Path) -> str | None:
+    """The first paragraph of ``quote`` that is not a run of consecutive lines of ``path``."""
+    if not path.is_file():
+        return f"(no file {path})"
+    lines = [line.rstrip() for line in path.read_text(encoding="utf-8").splitlines()]
+    for paragraph in re.split(r"\n\s*\n", quote.strip("\n")):
+        want = [line.rstrip() for line in paragraph.splitlines()]
+        if not any(lines[i:i + len(want)] == want for i in range(len(lines))):
+            return paragraph
+    return None
+
+
 def check(expected: str, actual: str) -> str | None:
     """None if ``actual`` matches ``expected`` under the page conventions, else a diff."""
     want, got = normalize(expected), normalize(actual)
@@ -185,6 +204,11 @@ def run_page(path: str | Path) -> list[Result]:
     results: list[Result] = []
     failed = False
     for block in parse(path):
+        if block.quotes is not None:
+            missing = missing_from_source(block.source, REPO / block.quotes)
+            results.append(Result(block.line, block.number, "mismatch" if missing else "ok",
+                                  f"not in {block.quotes}:\n{missing}" if missing else ""))
+            continue
         if block.skip is not None:
             results.append(Result(block.line, block.number, "skipped", block.skip))
             continue
