@@ -31,6 +31,7 @@ from minitorch_compile.dynamo.symbolic_shapes import ShapeEnv, SymInt
 
 from .dynamo_utils import (
     CountingBackend,
+    assert_compiled,
     assert_same,
     clone_input,
     function,
@@ -601,6 +602,7 @@ def test_random_sizes_and_programs_never_return_a_stale_result(src, sizes, same_
         y = mtc.randn(n if same_y else (n * 7) % 13 + 2)
         assert_compiled_matches_eager(compiled, prog, x, y)
     assert len(entries(prog)) <= len(set(sizes))
+    assert_compiled(prog)
 
 
 def test_equal_code_objects_keep_separate_caches():
@@ -614,6 +616,7 @@ def test_equal_code_objects_keep_separate_caches():
     x = mtc.randn(3)
     assert_same(mtc.compile(a["f"], backend="eager")(x), x * 2)
     assert_same(mtc.compile(b["f"], backend="eager")(x), x * 2)
+    assert len(assert_compiled(a["f"])) == len(assert_compiled(b["f"])) == 1
 
 
 # ------------------------------------------------------------------------ 7. against torch
