@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/_readme.py
 
 from _readme import figures_for_readme  # noqa: E402 - benchmarks/_readme.py
 

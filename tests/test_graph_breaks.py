@@ -969,3 +969,31 @@ def test_a_resume_function_with_non_identifier_locals_compiles():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_breaks(rewritten_assert, (rg(3),), graphs=2, breaks=1)
+
+
+# ============================================================== graphs take only what they use
+
+
+def shape_after_break(x, y):
+    a = x.cos()
+    print("break")
+    return a * y.shape[0]
+
+
+def test_graphs_take_only_the_inputs_their_ops_read(capsys):
+    """The resume function receives every live local (``a`` and ``y``), but its graph takes only
+    ``a``: ``y`` is read for its size alone, which its ``TENSOR_MATCH`` guard pins (torch's
+    graphs take the same inputs)."""
+    cb = CountingBackend()
+    fn = mtc.compile(shape_after_break, backend=cb)
+    x = rg(3)
+    for y in (mtc.randn(4), mtc.randn(4), mtc.randn(6)):
+        assert_same(fn(x, y), shape_after_break(x, y))
+    placeholders = [[n.name for n in g.graph.nodes if n.op == "placeholder"] for g in cb.graphs]
+    assert placeholders[:2] == [["l_x_"], ["l_a_"]]
+    resume = [c for c in frames_of(shape_after_break)[1:] if mtc.dynamo.cache_entries(c)]
+    resume_entries = mtc.dynamo.cache_entries(resume[0])
+    assert len(resume_entries) == 2  # y of size 6 fails the size guard of y: a recompile
+    assert ("TENSOR_MATCH", "L['y']") in {(g.kind, g.source_name)
+                                          for g in resume_entries[0].guard.guard_set.guards}
+    assert_compiled(resume[0])
