@@ -78,3 +78,17 @@ def test_the_prose_claims_hold_in_the_table():
     from minitorch_compile.dynamo.eval_frame import _JitFunction
 
     assert "for entry in reversed(entries)" in inspect.getsource(_JitFunction.__call__)
+
+
+def test_the_aot_docs_quote_the_benchmark_table():
+    """docs/aot_autograd.md shows the same bytes-saved table: it must be the generated one."""
+    def table(text: str) -> list[str]:
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("program "))
+        end = next((i for i in range(start, len(lines)) if not lines[i].strip()
+                    or lines[i].startswith("```")), len(lines))
+        return [line.rstrip() for line in lines[start:end]]
+
+    docs = (REPO / "docs" / "aot_autograd.md").read_text()
+    assert table(docs) == table(read_figures("bench_aot.py")), \
+        "copy the table of benchmarks/README.md (written by bench_aot.py) into the page"
