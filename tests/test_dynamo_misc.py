@@ -3,6 +3,7 @@
 depyf's decompiled transformed code).
 """
 
+import inspect
 import os
 import subprocess
 import sys
@@ -193,8 +194,11 @@ def test_backend_that_raises_falls_back_with_a_warning():
 
     fn = mtc.compile(two_ops, backend=broken)
     x, y = mtc.randn(2), mtc.randn(2)
-    with pytest.warns(UserWarning, match="internal compiler error .*backend exploded"):
-        assert mtc.allclose(fn(x, y), two_ops(x, y))
+    with pytest.warns(exc.CompilerFallbackWarning,
+                      match="internal compiler error .*backend exploded") as caught:
+        assert mtc.allclose(fn(x, y), two_ops(x, y)); line = inspect.currentframe().f_lineno  # noqa: E702
+    # the warning points at the user's call, not at the compiler's internals
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
     with pytest.raises(exc.InternalTorchDynamoError, match="backend exploded"):
         mtc.compile(two_ops, backend=broken, fullgraph=True)(mtc.randn(5), mtc.randn(5))
 
@@ -555,3 +559,29 @@ def test_fullgraph_raises_the_eager_error_for_bad_input():
         bad(x, y)
     with pytest.raises(type(eager.value), match=r"mm: mat1 and mat2 shapes cannot be multiplied"):
         mtc.compile(bad, backend="eager", fullgraph=True)(x, y)
+
+
+def test_compiler_warnings_point_at_the_users_line():
+    """Fallback and backend warnings carry the stack level of the user's call."""
+    def broken(gm, example_inputs):
+        raise RuntimeError("backend exploded")
+
+    def scale(x, k):
+        return x * k
+
+    fn = mtc.compile(two_ops, backend=broken)
+    with pytest.warns(exc.CompilerFallbackWarning, match="internal compiler error") as caught:
+        fn(mtc.randn(2), mtc.randn(2)); line = inspect.currentframe().f_lineno  # noqa: E702
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
+    limited = mtc.compile(scale, backend="eager")
+    for k in range(mtc.dynamo.RECOMPILE_LIMIT):
+        limited(mtc.randn(2), k + 0.5)
+    with pytest.warns(exc.CompilerFallbackWarning, match="recompile limit") as caught:
+        limited(mtc.randn(2), 0.25); line = inspect.currentframe().f_lineno  # noqa: E702
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mtc.compile(scale)(mtc.randn(2), 2.0); line = inspect.currentframe().f_lineno  # noqa: E702
+    inductor = [w for w in caught if "backend 'inductor' is not implemented" in str(w.message)]
+    for w in inductor:  # (until the inductor backend lands)
+        assert (w.filename, w.lineno) == (__file__, line)
