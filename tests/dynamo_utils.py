@@ -182,9 +182,10 @@ def assert_compiled(fn, graphs: int | None = None) -> list:
     what a test claiming compiled behaviour must assert, or it passes on the eager fallback
     too (``tests/test_suite_self_check.py`` breaks the compiler to make sure)."""
     found = mtc.dynamo.cache_entries(fn)
-    assert found, f"{getattr(fn, '__name__', fn)} was never compiled"
+    name = getattr(fn, "__name__", type(fn).__name__)
+    assert found, f"{name} was never compiled"
     eager = [e.reason for e in found if e.is_eager]
-    assert not eager, f"entries of {getattr(fn, '__name__', fn)} run eagerly: {eager}"
+    assert not eager, f"entries of {name} run eagerly: {eager}"
     if graphs is not None:
         assert graph_count(fn) == graphs, f"expected {graphs} graphs, got {graph_count(fn)}"
     return found
