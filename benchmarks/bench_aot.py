@@ -37,6 +37,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/_readme.py
+
+from _readme import figures_for_readme  # noqa: E402 - benchmarks/_readme.py
 
 import minitorch_compile as mtc  # noqa: E402
 from minitorch_compile.aot import (  # noqa: E402
@@ -263,7 +266,14 @@ def time_big_partition(fn, args) -> tuple[int, float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-torch", action="store_true", help="skip the torch comparison")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="also write the output into benchmarks/README.md's figures")
     args = parser.parse_args()
+    with figures_for_readme("bench_aot.py", args.write_readme):
+        report(args)
+
+
+def report(args) -> None:
     why_not = "skipped (--no-torch)" if args.no_torch else torch_available()
     versions = f"Python {platform.python_version()}, numpy {np.__version__}"
     if why_not is None:

@@ -52,6 +52,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/_readme.py
+
+from _readme import figures_for_readme  # noqa: E402 - benchmarks/_readme.py
 
 import minitorch_compile as mtc  # noqa: E402
 from minitorch_compile.dynamo import convert_frame, symbolic_convert  # noqa: E402
@@ -388,24 +391,27 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timing runs per figure")
     parser.add_argument("--no-torch", action="store_true", help="skip the torch comparison")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="also write the output into benchmarks/README.md's figures")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     torch = None if args.no_torch else load_torch()
     versions = f"minitorch_compile {mtc.__version__} · numpy {np.__version__}"
     versions += f" · torch {torch.__version__}" if torch is not None else \
         " · torch: not compared" + ("" if args.no_torch else " (not installed)")
-    print(f"{versions} · Python {platform.python_version()} · {platform.machine()}\n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch's and ours: fallbacks are reported in the table
-        ours1 = mtc_part1(args.repeat)
-        theirs1 = torch_part1(torch, args.repeat) if torch is not None else None
-        ours2 = mtc_part2(args.repeat)
-        theirs2 = torch_part2(torch, args.repeat) if torch is not None else None
-        ours3 = mtc_part3(args.repeat)
-        theirs3 = torch_part3(torch, args.repeat) if torch is not None else None
-    print_part1(ours1, theirs1)
-    print_part2(ours2, theirs2)
-    print_part3(ours3, theirs3)
+    with figures_for_readme("bench_dynamo.py", args.write_readme):
+        print(f"{versions} · Python {platform.python_version()} · {platform.machine()}\n")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's and ours: fallbacks are in the table
+            ours1 = mtc_part1(args.repeat)
+            theirs1 = torch_part1(torch, args.repeat) if torch is not None else None
+            ours2 = mtc_part2(args.repeat)
+            theirs2 = torch_part2(torch, args.repeat) if torch is not None else None
+            ours3 = mtc_part3(args.repeat)
+            theirs3 = torch_part3(torch, args.repeat) if torch is not None else None
+        print_part1(ours1, theirs1)
+        print_part2(ours2, theirs2)
+        print_part3(ours3, theirs3)
     print(f"\n(total {time.perf_counter() - start:.1f} s)")
     return 0
 

@@ -29,6 +29,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/_readme.py
+
+from _readme import figures_for_readme  # noqa: E402 - benchmarks/_readme.py
 
 import minitorch_compile as mtc  # noqa: E402
 
@@ -245,12 +248,15 @@ def bench_mlp(repeat: int) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timeit repeats (best is kept)")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="also write the output into benchmarks/README.md's figures")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    print(f"minitorch_compile {mtc.__version__} · numpy {np.__version__} · Python "
-          f"{platform.python_version()} · {platform.machine()}\n")
-    print_ops(bench_ops(args.repeat))
-    bench_mlp(args.repeat)
+    with figures_for_readme("bench_eager.py", args.write_readme):
+        print(f"minitorch_compile {mtc.__version__} · numpy {np.__version__} · Python "
+              f"{platform.python_version()} · {platform.machine()}\n")
+        print_ops(bench_ops(args.repeat))
+        bench_mlp(args.repeat)
     print(f"\n(total {time.perf_counter() - start:.1f} s)")
     return 0
 

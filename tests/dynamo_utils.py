@@ -9,7 +9,8 @@
    same dtypes/shapes) and — when some output requires grad — backpropagate the same scalar
    through both and compare the gradients of every input leaf and module parameter;
 4. call the compiled function again on the same inputs: it must hit the cache (no new entry);
-5. assert the number of graphs captured and that the expected guards are present.
+5. assert the number of graphs captured, that no entry fell back to eager (``assert_compiled``)
+   and that the expected guards are present.
 """
 
 from __future__ import annotations
@@ -176,9 +177,24 @@ def graph_count(fn) -> int:
     return sum(1 for e in mtc.dynamo.cache_entries(fn) if e.graph_module is not None)
 
 
+def assert_compiled(fn, graphs: int | None = None) -> list:
+    """``fn`` has cache entries and every one runs compiled code (none fell back to eager):
+    what a test claiming compiled behaviour must assert, or it passes on the eager fallback
+    too (``tests/test_suite_self_check.py`` breaks the compiler to make sure)."""
+    found = mtc.dynamo.cache_entries(fn)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    assert found, f"{name} was never compiled"
+    eager = [e.reason for e in found if e.is_eager]
+    assert not eager, f"entries of {name} run eagerly: {eager}"
+    if graphs is not None:
+        assert graph_count(fn) == graphs, f"expected {graphs} graphs, got {graph_count(fn)}"
+    return found
+
+
 def check(fn, *args, graphs=1, guards=(), no_guards=(), ops=None, kwargs=None, backend="eager",
-          entries=1, rtol=1e-5, atol=1e-6):
-    """Differential test of one program; see the module docstring. Returns the cache entry."""
+          entries=1, rtol=1e-5, atol=1e-6, eager=False):
+    """Differential test of one program; see the module docstring. Returns the cache entry.
+    Unless ``eager=True`` (a program that is meant to fall back), no entry may run eagerly."""
     compiled, (c_args, c_kwargs) = compile_and_compare(fn, *args, backend=backend, kwargs=kwargs,
                                                        rtol=rtol, atol=atol)
     before = len(mtc.dynamo.cache_entries(fn))
@@ -188,6 +204,8 @@ def check(fn, *args, graphs=1, guards=(), no_guards=(), ops=None, kwargs=None, b
         f"expected {entries} cache entries, got {before} then {len(found)}"
     entry = found[0]
     assert graph_count(fn) == graphs, f"expected {graphs} graphs; entry reason: {entry.reason}"
+    if not eager:
+        assert_compiled(fn)
     have = guard_set(fn)
     for g in guards:
         assert g in have, f"missing guard {g}; have {sorted(have)}"

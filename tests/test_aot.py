@@ -27,6 +27,8 @@ from minitorch_compile.aot.partitioners import is_recomputable, is_view
 from minitorch_compile.fx import FakeTensor, make_fx
 from minitorch_compile.fx._pytree import tree_flatten
 
+from .dynamo_utils import assert_compiled
+
 F = mtc.nn.functional
 PARTITIONERS = [default_partition, min_cut_rematerialization_partition]
 NEVER_RECOMPUTED = {"matmul", "random", "indexing", "composite"}
@@ -661,6 +663,7 @@ def test_compile_with_aot_eager_backend_end_to_end():
         out_c, grads_c = run_and_backward(mtc.compile(fn, backend=backend), leaf_copies([x, y]))
         assert_same(out_e, out_c)
         assert_same(grads_e, grads_c)
+    assert_compiled(fn, graphs=2)  # one entry per backend, each a graph
     part = used[0].compiled.last_pair.partition
     assert part.method == "min_cut_rematerialization_partition"
     # x and y are saved; both cosines are recomputed (y's gradient needs cos(cos(x)))
@@ -670,6 +673,8 @@ def test_compile_with_aot_eager_backend_end_to_end():
     mod = mtc.nn.Sequential(mtc.nn.Linear(4, 8), mtc.nn.Tanh(), mtc.nn.Linear(8, 2))
     x = mtc.randn(3, 4)
     eager = module_grads(mod, x)
-    compiled = module_grads(mtc.compile(mod, backend="aot_eager"), x, owner=mod)
+    opt = mtc.compile(mod, backend="aot_eager")
+    compiled = module_grads(opt, x, owner=mod)
     for name in eager:
         assert_same(eager[name], compiled[name])
+    assert_compiled(opt, graphs=1)

@@ -15,7 +15,7 @@ import minitorch_compile as mtc
 from minitorch_compile import nn
 from minitorch_compile.dynamo import RECOMPILE_LIMIT
 
-from .dynamo_utils import CountingBackend, assert_same
+from .dynamo_utils import CountingBackend, assert_compiled, assert_same
 
 
 @pytest.fixture(autouse=True)
@@ -29,11 +29,14 @@ def compiled(fn, backend="eager"):
     return mtc.compile(fn, backend=backend)
 
 
-def same(fn, cfn, *args, **kwargs):
-    """Compiled and eager agree on these inputs (the compiled call goes first)."""
+def same(fn, cfn, *args, compiled=True, **kwargs):
+    """Compiled and eager agree on these inputs (the compiled call goes first), and — unless
+    the test is about an eager fallback — every entry of ``fn`` runs compiled code."""
     actual = cfn(*args, **kwargs)
     expected = fn(*args, **kwargs)
     assert_same(actual, expected)
+    if compiled:
+        assert_compiled(fn)
     return actual
 
 
@@ -128,7 +131,7 @@ def test_grad_mode_change_recompiles():
     with mtc.no_grad():
         assert not cfn(x).requires_grad
         assert reason(f_tensor, x, index=0) == "___grad_enabled() is True"
-    assert n_entries(f_tensor) == 2
+    assert len(assert_compiled(f_tensor, graphs=2)) == 2
 
 
 # ============================================================== constants and containers
@@ -843,7 +846,7 @@ def test_reset_clears_entries():
     mtc.dynamo.reset()
     assert n_entries(f_tensor) == 0
     cfn(mtc.randn(10))
-    assert n_entries(f_tensor) == 1
+    assert len(assert_compiled(f_tensor, graphs=1)) == 1
 
 
 def test_backends_keep_separate_entries():

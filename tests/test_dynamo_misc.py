@@ -3,6 +3,7 @@
 depyf's decompiled transformed code).
 """
 
+import inspect
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from minitorch_compile.dynamo.codegen import PyCodegen
 from minitorch_compile.dynamo.output_graph import OutputGraph
 from minitorch_compile.dynamo.symbolic_convert import InstructionTranslatorBase
 
-from .dynamo_utils import CountingBackend, assert_same
+from .dynamo_utils import CountingBackend, assert_compiled, assert_same
 
 
 @pytest.fixture(autouse=True)
@@ -58,10 +59,11 @@ def test_decorator_forms_and_jit_alias():
 
     x = mtc.randn(3)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "inductor" may still be a placeholder that says so
+        # "inductor" may still be a placeholder that says so
+        warnings.filterwarnings("ignore", "mtc.compile: backend 'inductor' is not implemented")
         assert mtc.allclose(a(x), x + 1)
     assert mtc.allclose(b(x), x * 2)
-    assert len(mtc.dynamo.cache_entries(a)) == len(mtc.dynamo.cache_entries(b)) == 1
+    assert len(assert_compiled(a, graphs=1)) == len(assert_compiled(b, graphs=1)) == 1
     assert a.__name__ == "a" and "backend='eager'" in repr(b)
 
 
@@ -76,7 +78,7 @@ def test_compile_method_defined_in_class():
     h, x = Holder(), mtc.randn(2)
     assert mtc.allclose(h.scale(x), x * 3.0)
     assert mtc.allclose(Holder.scale(h, x), x * 3.0)
-    assert len(mtc.dynamo.cache_entries(Holder.scale)) == 1
+    assert len(assert_compiled(Holder.scale, graphs=1)) == 1
 
 
 def test_compile_module_returns_optimized_module():
@@ -103,7 +105,7 @@ def test_compiled_module_runs_the_hooks_of_the_original():
     assert mtc.allclose(opt(x), x * 3)
     del mod.forward
     assert mtc.allclose(opt(x), mod(x))
-    assert len(mtc.dynamo.cache_entries(opt)) == 1
+    assert len(assert_compiled(opt, graphs=1)) == 1
 
 
 def test_disable_and_bad_argument():
@@ -177,11 +179,12 @@ def test_named_backends_run_the_graph_with_grads():
         fn = mtc.compile(two_ops, backend=name)
         x, y = mtc.randn(3, requires_grad=True), mtc.randn(3)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.filterwarnings("ignore", "mtc.compile: backend 'inductor' is not implemented")
             out = fn(x, y)
         assert mtc.allclose(out, two_ops(x, y))
         out.sum().backward()
         assert mtc.allclose(x.grad, -2 * x.detach().sin())
+        assert_compiled(two_ops, graphs=1)
         mtc.dynamo.reset()
 
 
@@ -191,8 +194,11 @@ def test_backend_that_raises_falls_back_with_a_warning():
 
     fn = mtc.compile(two_ops, backend=broken)
     x, y = mtc.randn(2), mtc.randn(2)
-    with pytest.warns(UserWarning, match="internal compiler error .*backend exploded"):
-        assert mtc.allclose(fn(x, y), two_ops(x, y))
+    with pytest.warns(exc.CompilerFallbackWarning,
+                      match="internal compiler error .*backend exploded") as caught:
+        assert mtc.allclose(fn(x, y), two_ops(x, y)); line = inspect.currentframe().f_lineno  # noqa: E702
+    # the warning points at the user's call, not at the compiler's internals
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
     with pytest.raises(exc.InternalTorchDynamoError, match="backend exploded"):
         mtc.compile(two_ops, backend=broken, fullgraph=True)(mtc.randn(5), mtc.randn(5))
 
@@ -243,6 +249,8 @@ def test_unsupported_printing_runs_the_print(capsys):
     fn(mtc.randn(2))
     fn(mtc.randn(2))
     assert capsys.readouterr().out == "side effect\nside effect\n"
+    entry, = assert_compiled(printing)  # the graph broke at print(); nothing ran whole-eagerly
+    assert entry.graph_break.reason.startswith("print() writes output")
 
 
 def test_user_errors_are_raised_as_in_eager():
@@ -358,9 +366,9 @@ def test_explain_leaves_the_cache_alone():
     fn = mtc.compile(two_ops, backend="eager")
     x, y = mtc.randn(2), mtc.randn(2)
     fn(x, y)
-    before = mtc.dynamo.cache_entries(fn)
-    mtc.dynamo.explain(fn)(mtc.randn(4), mtc.randn(4))  # works on the compiled wrapper too
-    assert mtc.dynamo.cache_entries(fn) == before
+    before = assert_compiled(fn)
+    report = mtc.dynamo.explain(fn)(mtc.randn(4), mtc.randn(4))  # on the compiled wrapper too
+    assert mtc.dynamo.cache_entries(fn) == before and report.graph_count == 1
 
 
 def test_explain_module_with_submodules():
@@ -499,7 +507,7 @@ def test_eager_entry_inspection():
     fn = mtc.compile(reads_grad_fn, backend="eager")
     fn(mtc.randn(2))
     entry = mtc.dynamo.cache_entries(fn)[0]
-    assert entry.is_eager
+    assert entry.is_eager and "grad_fn" in entry.reason
     assert "def reads_grad_fn" in entry.decompiled() and "LOAD_ATTR" in entry.dis()
     assert entry.guard_source.startswith("def guard(L):")
 
@@ -551,3 +559,29 @@ def test_fullgraph_raises_the_eager_error_for_bad_input():
         bad(x, y)
     with pytest.raises(type(eager.value), match=r"mm: mat1 and mat2 shapes cannot be multiplied"):
         mtc.compile(bad, backend="eager", fullgraph=True)(x, y)
+
+
+def test_compiler_warnings_point_at_the_users_line():
+    """Fallback and backend warnings carry the stack level of the user's call."""
+    def broken(gm, example_inputs):
+        raise RuntimeError("backend exploded")
+
+    def scale(x, k):
+        return x * k
+
+    fn = mtc.compile(two_ops, backend=broken)
+    with pytest.warns(exc.CompilerFallbackWarning, match="internal compiler error") as caught:
+        fn(mtc.randn(2), mtc.randn(2)); line = inspect.currentframe().f_lineno  # noqa: E702
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
+    limited = mtc.compile(scale, backend="eager")
+    for k in range(mtc.dynamo.RECOMPILE_LIMIT):
+        limited(mtc.randn(2), k + 0.5)
+    with pytest.warns(exc.CompilerFallbackWarning, match="recompile limit") as caught:
+        limited(mtc.randn(2), 0.25); line = inspect.currentframe().f_lineno  # noqa: E702
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mtc.compile(scale)(mtc.randn(2), 2.0); line = inspect.currentframe().f_lineno  # noqa: E702
+    inductor = [w for w in caught if "backend 'inductor' is not implemented" in str(w.message)]
+    for w in inductor:  # (until the inductor backend lands)
+        assert (w.filename, w.lineno) == (__file__, line)

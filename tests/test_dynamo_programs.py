@@ -17,7 +17,16 @@ import minitorch_compile as mtc
 import minitorch_compile.nn.functional as F
 from minitorch_compile import nn
 
-from .dynamo_utils import C, CountingBackend, T, check, compile_and_compare, guard_set, ops_of
+from .dynamo_utils import (
+    C,
+    CountingBackend,
+    T,
+    assert_compiled,
+    check,
+    compile_and_compare,
+    guard_set,
+    ops_of,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -345,6 +354,7 @@ def test_mutating_an_input_through_a_view_is_kept():
     y = x.clone()
     out = mtc.compile(p_mutate_input_through_view, backend="eager")(x)
     assert mtc.allclose(out, p_mutate_input_through_view(y)) and mtc.allclose(x, y)
+    assert_compiled(p_mutate_input_through_view, graphs=1)
 
 
 def p_iadd_input(x):
@@ -357,6 +367,7 @@ def test_inplace_operator_on_input_returns_the_input():
     y = x.clone()
     assert mtc.compile(p_iadd_input, backend="eager")(x) is x
     assert mtc.allclose(x, y + 1)
+    assert_compiled(p_iadd_input, graphs=1)
 
 
 def p_tensor_is_tensor(x):
@@ -1437,7 +1448,7 @@ def test_compiled_under_no_grad_is_guarded_on_grad_mode():
     assert not out[0].requires_grad
     out = fn(x)
     assert out[0].requires_grad
-    entries = mtc.dynamo.cache_entries(fn)
+    entries = assert_compiled(fn, graphs=2)
     assert len(entries) == 2
     assert "___grad_enabled() is False" in entries[0].guard_source
 
@@ -1501,6 +1512,7 @@ def p_return_input_list(xs):
 def test_return_input_list_unchanged_is_the_same_object():
     xs = [rg(2)]
     assert mtc.compile(p_return_input_list, backend="eager")(xs) is xs
+    assert_compiled(p_return_input_list, graphs=0)
 
 
 # ============================================================== counting backend

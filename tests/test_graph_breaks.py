@@ -33,7 +33,14 @@ from minitorch_compile import nn
 from minitorch_compile.dynamo.convert_frame import decompile
 from minitorch_compile.dynamo.resume_execution import RESUME_INFO, byte_offset
 
-from .dynamo_utils import CountingBackend, assert_same, clone_input, function, run_and_grads
+from .dynamo_utils import (
+    CountingBackend,
+    assert_compiled,
+    assert_same,
+    clone_input,
+    function,
+    run_and_grads,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -142,8 +149,11 @@ def check_breaks(fn, *calls, graphs: int | None, breaks: int | None = None, kwar
     calls = [c if isinstance(c, Call) else Call(*c, **(kwargs or {})) for c in calls]
     for c in calls:
         run_both(fn, compiled, c.args, c.kwargs, rtol, atol)
-    if graphs is None:  # not predicted (generated programs): only the second round is checked
-        graphs = cb.frame_count
+    if graphs is None:  # not predicted (generated programs): only the second round is checked,
+        graphs = cb.frame_count  # and that something was compiled, or no break was possible
+        why = [e.reason for e in entries_of(fn) if e.is_eager]
+        assert graphs >= 1 or (why and all("the frame runs eagerly" in r for r in why)), \
+            f"nothing was compiled: {why}"
     assert cb.frame_count == graphs, \
         f"expected {graphs} graphs, got {cb.frame_count}; breaks: {break_reasons(fn)}; " \
         f"eager: {[e.reason for e in entries_of(fn) if e.is_eager]}"
@@ -396,9 +406,11 @@ def test_the_breaking_instructions_run_once_each_in_python(capsys):
     assert mtc.allclose(fn(x), x.cos() + 1) and COUNTER == 1
     assert mtc.allclose(fn(x), x.cos() + 2) and COUNTER == 2  # the resume sees the new global
     assert capsys.readouterr().out == "call 1\ncall 2\n"
+    assert_compiled(b_count)  # the frame broke its graph; it did not fall back to eager
     box = Box()
     mtc.compile(b_store_attr, backend="eager")(rg(3), box)
     assert box.seen == 3
+    assert_compiled(b_store_attr)
 
 
 def test_item_value_reaches_the_resume_function_as_a_guarded_constant():
@@ -673,6 +685,8 @@ def test_a_break_in_a_try_block_keeps_the_except_working():
     fn = mtc.compile(try_block, backend="eager")
     x = rg(3)
     assert mtc.allclose(fn(x), x.cos() * 2)
+    entry, = mtc.dynamo.cache_entries(try_block)  # eager by design, for this reason:
+    assert entry.is_eager and "inside a `try` block" in entry.reason
 
 
 def test_a_loop_after_the_break_is_fine():
@@ -955,3 +969,31 @@ def test_a_resume_function_with_non_identifier_locals_compiles():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_breaks(rewritten_assert, (rg(3),), graphs=2, breaks=1)
+
+
+# ============================================================== graphs take only what they use
+
+
+def shape_after_break(x, y):
+    a = x.cos()
+    print("break")
+    return a * y.shape[0]
+
+
+def test_graphs_take_only_the_inputs_their_ops_read(capsys):
+    """The resume function receives every live local (``a`` and ``y``), but its graph takes only
+    ``a``: ``y`` is read for its size alone, which its ``TENSOR_MATCH`` guard pins (torch's
+    graphs take the same inputs)."""
+    cb = CountingBackend()
+    fn = mtc.compile(shape_after_break, backend=cb)
+    x = rg(3)
+    for y in (mtc.randn(4), mtc.randn(4), mtc.randn(6)):
+        assert_same(fn(x, y), shape_after_break(x, y))
+    placeholders = [[n.name for n in g.graph.nodes if n.op == "placeholder"] for g in cb.graphs]
+    assert placeholders[:2] == [["l_x_"], ["l_a_"]]
+    resume = [c for c in frames_of(shape_after_break)[1:] if mtc.dynamo.cache_entries(c)]
+    resume_entries = mtc.dynamo.cache_entries(resume[0])
+    assert len(resume_entries) == 2  # y of size 6 fails the size guard of y: a recompile
+    assert ("TENSOR_MATCH", "L['y']") in {(g.kind, g.source_name)
+                                          for g in resume_entries[0].guard.guard_set.guards}
+    assert_compiled(resume[0])

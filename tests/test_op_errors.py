@@ -35,6 +35,15 @@ def _set_requires_grad(m):
 # need data (values, index ranges) or are checked by the numpy kernel rather than the meta rule
 # (bool subtraction and negation, alpha), so the Meta device does not see them.
 CASES = [
+    # a Python int beyond int64 (torch's Scalar): OverflowError, not inf
+    ("add-int-too-big", lambda m, T: T(2) + 10 ** 40, OverflowError,
+     ["int too big to convert"], False),
+    ("rsub-int-too-big", lambda m, T: 10 ** 40 - T(2), OverflowError,
+     ["int too big to convert"], False),
+    ("fill-int-too-big", lambda m, T: T(2).fill_(-(10 ** 30)), OverflowError,
+     ["int too big to convert"], False),
+    ("clamp-int-too-big", lambda m, T: T(2).clamp(max=2 ** 64), OverflowError,
+     ["int too big to convert"], False),
     ("add-shapes", lambda m, T: T(2, 3) + T(4), RuntimeError, ["add", "(3)", "(4)"], False),
     ("mul-shapes", lambda m, T: T(2, 3) * T(2, 4), RuntimeError, ["mul", "(3)", "(4)"], False),
     ("add_-broadcast-into-self", lambda m, T: T(3).add_(T(2, 3)), RuntimeError,
@@ -184,3 +193,27 @@ def test_clamp_needs_a_bound():
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
         mtc.clamp(mtc.ones(2))
 
+
+
+def test_python_ints_cast_to_the_dtype_as_torch_casts_them():
+    """Inside int64, a Python int meets a tensor as torch's Scalar does: cast to the op's dtype
+    (wrapping around for a narrower int dtype), or rounded to a float dtype (``inf`` beyond its
+    range, as torch gives)."""
+    cases = [(lambda m: m.ones(2, dtype=m.int32) + 2 ** 40, [1, 1]),
+             (lambda m: m.ones(2, dtype=m.int32) * (2 ** 32 + 3), [3, 3]),
+             (lambda m: m.zeros(2, dtype=m.int64) + (2 ** 63 - 1), [2 ** 63 - 1] * 2),
+             (lambda m: m.ones(2, dtype=m.float16) + 70000, [float("inf")] * 2)]
+    for fn, expected in cases:
+        assert fn(mtc).tolist() == expected
+    try:
+        import torch
+    except ImportError:
+        return
+    for fn, expected in cases:
+        assert fn(torch).tolist() == expected
+
+
+def test_compiled_code_raises_the_overflow_eager_raises():
+    fn = mtc.compile(lambda x: x * 10 ** 40, backend="eager")
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        fn(mtc.ones(2))

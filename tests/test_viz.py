@@ -57,3 +57,28 @@ def test_without_dot_degrades_to_source(monkeypatch):
     assert "digraph" in bundle["text/plain"]
     assert pic.svg() is None
     assert not mtc.viz.dot_available()
+
+
+def test_cache_picture_follows_the_jit_loop():
+    from .dynamo_utils import function
+
+    mtc.dynamo.reset()
+    f = mtc.compile(function, backend="eager")
+    for n in (10, 8):
+        f({"x": mtc.randn(n), "y": mtc.randn(n)})
+    src = mtc.viz.draw_cache_entries(function).source
+    # newest first: call -> entry 1 -(fails)-> entry 0 -(fails)-> a recompile
+    assert "call -> entry1" in src and "entry1 -> entry0 [label=fails]" in src
+    assert "entry0 -> miss [label=fails]" in src and "entry1 -> run1 [label=passes]" in src
+    assert "TENSOR_MATCH L['inputs']['x'] float32[s0]" in src and "SHAPE_ENV s0 >= 2" in src
+    assert "TENSOR_MATCH L['inputs']['x'] float32[10]" in src
+    assert "continues in __resume_at_" in src and "gt" in src
+
+
+def test_cache_picture_of_an_eager_entry_says_why():
+    def reads_grad_fn(x):
+        return x.grad_fn
+
+    mtc.compile(reads_grad_fn, backend="eager")(mtc.randn(2))
+    src = mtc.viz.draw_cache_entries(reads_grad_fn).source
+    assert "runs the original code eagerly" in src and "grad_fn" in src

@@ -10,6 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import warnings
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ARTIFACTS = ("graph_code", "guards", "bytecode", "recompiles", "graph_breaks")
 
@@ -56,6 +59,22 @@ def _from_env() -> None:
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if names:
         set_logs(**{n: True for n in names if n in ARTIFACTS})
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by this module's caller point at the
+    user's line: the first frame outside the package (torch's compiler warnings do the same
+    with ``skip_file_prefixes``, which Python 3.11 lacks).  Transformed code and resume
+    functions keep the user's file name, so they count as the user's."""
+    frame, level = sys._getframe(2), 2  # the caller of our caller is stacklevel=2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` pointing at the first frame outside the package."""
+    warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
 _from_env()

@@ -23,16 +23,15 @@ import dis
 import io
 import time
 import types
-import warnings
 from dataclasses import dataclass, field
 
 from bytecode import Bytecode, Instr, Label
 
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
-from ._logging import get_logger
+from ._logging import get_logger, warn_user
 from .codegen import PyCodegen
-from .exc import InternalTorchDynamoError, RestartAnalysis, Unsupported
+from .exc import CompilerFallbackWarning, InternalTorchDynamoError, RestartAnalysis, Unsupported
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
 from .resume_execution import emit_graph_break
@@ -212,9 +211,8 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
                 raise InternalTorchDynamoError(
                     f"internal error while compiling {code.co_name}: {type(e).__name__}: {e}"
                 ) from e
-            warnings.warn(f"mtc.compile: internal compiler error while compiling "
-                          f"{code.co_name} ({type(e).__name__}: {e}); running it eagerly",
-                          stacklevel=3)
+            warn_user(f"mtc.compile: internal compiler error while compiling {code.co_name} "
+                      f"({type(e).__name__}: {e}); running it eagerly", CompilerFallbackWarning)
             entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
                                reason=f"internal error: {type(e).__name__}: {e}")
             break

@@ -22,12 +22,12 @@ from __future__ import annotations
 import builtins
 import functools
 import types
-import warnings
 
 from ._identity import IdentityDict
-from ._logging import get_logger
+from ._logging import get_logger, warn_user
 from .backends.registry import lookup_backend
 from .convert_frame import CacheEntry, convert_frame
+from .exc import CompilerFallbackWarning
 
 RECOMPILE_LIMIT = 8  # torch's cache_size_limit
 
@@ -169,10 +169,10 @@ class _JitFunction:
         if len(mine) >= RECOMPILE_LIMIT:
             if not self._warned_limit:
                 self._warned_limit = True
-                warnings.warn(f"mtc.compile: {code.co_name} reached the recompile limit "
-                              f"({RECOMPILE_LIMIT} entries); running it eagerly from now on. "
-                              f"Last guard failure: {mine[-1].guard.failure_reason(L)}",
-                              stacklevel=2)
+                warn_user(f"mtc.compile: {code.co_name} reached the recompile limit "
+                          f"({RECOMPILE_LIMIT} entries); running it eagerly from now on. "
+                          f"Last guard failure: {mine[-1].guard.failure_reason(L)}",
+                          CompilerFallbackWarning)
             return self.fn(*args, **kwargs)
         if mine:
             reasons = "\n".join(f"    - {i}: {e.guard.failure_reason(L)}"

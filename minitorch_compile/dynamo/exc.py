@@ -59,5 +59,12 @@ class RecompileLimitExceeded(TorchDynamoException):
     pass
 
 
+class CompilerFallbackWarning(UserWarning):
+    """A frame the compiler meant to compile runs eagerly instead — an internal compiler error,
+    a backend that raised, or the recompile limit.  The results stay right (that is the point of
+    falling back), but nothing was compiled: the test suite makes this warning an error
+    (``filterwarnings`` in pyproject.toml), so a test cannot pass on the eager fallback."""
+
+
 def unimplemented(reason: str):
     raise Unsupported(reason)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import cmath
 import math
+import types
 from dataclasses import dataclass, field
 
 from .. import _dtype
@@ -171,7 +172,7 @@ class GuardSet:
 
     def _build_ID_MATCH(self, name, value):
         yield Guard("ID_MATCH", name, f"___check_obj_id({name}, {self._keep(value)})",
-                    getattr(value, "__qualname__", repr(value))[:60])
+                    _label(value))
 
     def _literal(self, value) -> str:
         """``value`` as guard source: its repr when that evaluates back to it, else a name in
@@ -251,6 +252,18 @@ class GuardSet:
         if len(self.tensor_sources) > 1:  # once every input tensor is known
             self.add("NO_TENSOR_ALIASING", None, value=list(self.tensor_sources))
         return GuardFunction(self, f_globals)
+
+
+def _label(value) -> str:
+    """What a guard's comment calls an object: a module by its name (not its file), a function
+    or class by its qualified name, anything else by a repr short enough to read whole."""
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    qualname = getattr(value, "__qualname__", None)
+    if isinstance(qualname, str):
+        return qualname
+    text = repr(value)
+    return text if len(text) <= 60 and "\n" not in text else f"{type(value).__name__} object"
 
 
 def _is_literal(value) -> bool:

@@ -21,6 +21,7 @@ compiles the ``GraphModule``.
 from __future__ import annotations
 
 import itertools
+import re
 
 from .. import _dtype
 from .._dispatch import state as _dispatch_state
@@ -70,7 +71,8 @@ class OutputGraph:
         self.f_globals = f_globals
         self.code = code
         self.graph = Graph()
-        self.graphargs: list[GraphArg] = []
+        self.graphargs: list[GraphArg] = []  # every tensor read from the frame
+        self.graph_inputs: list[GraphArg] = []  # those the finished graph takes, in order
         self.source_cache: dict = {}
         self.guards = GuardSet()
         self.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
@@ -148,11 +150,17 @@ class OutputGraph:
 
     def globals_dict_name(self, f_globals: dict) -> str:
         """A global of the frame's module holding another module's globals (for sources of
-        globals read by inlined functions from other modules)."""
+        globals read by inlined functions from other modules), named after that module as
+        torch names it: ``__import_minitorch_compile_dot_nn_dot_modules_dot_linear``."""
         name = self._globals_dicts.get(id(f_globals))
         if name is None:
-            mod = f_globals.get("__name__", "module").replace(".", "_")
-            name = self._globals_dicts[id(f_globals)] = f"__mtc_globals_{mod}_{id(f_globals)}"
+            mod = str(f_globals.get("__name__", "module"))
+            base = "__import_" + re.sub(r"\W", "_", mod.replace(".", "_dot_"))
+            name, n = base, 0
+            while self.f_globals.get(name, f_globals) is not f_globals:  # another module's
+                n += 1
+                name = f"{base}_{n}"
+            self._globals_dicts[id(f_globals)] = name
             self.globals_to_install[name] = f_globals
             self.f_globals.setdefault(name, f_globals)  # guards read it before installation
         return name
@@ -288,8 +296,9 @@ class OutputGraph:
             return
         self.graph.output(tuple(v.proxy for v in outputs))
         self.graph.eliminate_dead_code()
+        self.prune_unused_inputs()
         self.gm = GraphModule({}, self.graph)
-        example_inputs = [a.example for a in self.graphargs]
+        example_inputs = [a.example for a in self.graph_inputs]
         compiled = backend(self.gm, example_inputs)
         self.compiled_fn_name = f"__compiled_fn_{next(_compiled_fn_counter)}"
         self.globals_to_install[self.compiled_fn_name] = compiled
@@ -297,9 +306,19 @@ class OutputGraph:
     def install_globals(self) -> None:
         self.f_globals.update(self.globals_to_install)
 
+    def prune_unused_inputs(self) -> None:
+        """The graph takes only the inputs its ops read, as torch's does: a tensor read only for
+        its metadata (``y.shape[0]``, ``y.dtype``) is guarded (``TENSOR_MATCH``, shape guards)
+        but not passed — nor is every live local a resume function receives.  Its size still
+        counts for automatic dynamic (``record_frame_state`` reads every ``graphargs``)."""
+        self.graph_inputs = [a for a in self.graphargs if a.node.users]
+        for arg in self.graphargs:
+            if not arg.node.users:
+                self.graph.erase_node(arg.node)
+
     @property
     def input_sources(self) -> list:
-        return [a.source for a in self.graphargs]
+        return [a.source for a in self.graph_inputs]
 
 
 class _nullctx:

@@ -253,16 +253,16 @@ class ShapeEnv:
 
     def source_expr(self, symbol: str) -> str:
         src, dim, _ = self.symbols[symbol]
-        return src if dim is None else f"{src}._data.shape[{dim}]"
+        return src if dim is None else f"{src}.size()[{dim}]"  # torch's spelling
 
     def guard_code(self) -> list[tuple[str, str]]:
         """``(code over L, description)`` for every shape guard."""
         out = []
         for name, (src, dim, _) in self.symbols.items():
             if dim is not None:  # a size; int-argument symbols carry no range facts
-                out.append((f"{src}._data.shape[{dim}] >= 2", f"{name} >= 2"))
+                out.append((f"{src}.size()[{dim}] >= 2", f"{name} >= 2"))
         for src, dim, name in self.aliases:
-            out.append((f"{src}._data.shape[{dim}] == {self.source_expr(name)}",
+            out.append((f"{src}.size()[{dim}] == {self.source_expr(name)}",
                         f"{src}.size()[{dim}] == {name}"))
         for g in self.guards:
             code = _SYMBOL.sub(lambda m: self.source_expr(m.group(0)), g)

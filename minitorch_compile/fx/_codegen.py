@@ -192,5 +192,5 @@ def python_code(graph, root_module: str = "self", *, verbose: bool = False) -> P
     if not body or not body[-1].startswith("return"):
         body.append("return None")
     sig = ", ".join([root_module] + params)
-    src = f"\n\n\ndef forward({sig}):\n" + "".join(f"    {b}\n" for b in body) + "    "
+    src = f"def forward({sig}):\n" + "".join(f"    {b}\n" for b in body)
     return PythonCode(src, em.globals)

@@ -206,6 +206,34 @@ class InternalAssertError(AssertionError):
     pass
 
 
+# A Python int passed where the schema takes a Scalar (or a number for a Tensor) becomes a C++
+# ``int64_t`` in torch: outside that range torch raises ``OverflowError: int too big to convert``
+# (``ones(2) + 10**40``; numpy would make it ``inf``).  Inside it, the number is cast to the
+# op's integer dtype with C++'s wrap-around (``int32 + 2**40`` adds 0, as in torch; numpy would
+# raise).
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def _scalar_indices(schema) -> tuple[int, ...]:
+    return tuple(i for i, a in enumerate(schema.arguments)
+                 if a.type.base in ("Scalar", "Tensor") and not a.type.is_list)
+
+
+def check_int_scalars(args, indices) -> None:
+    for i in indices:
+        if i < len(args) and type(args[i]) is int and \
+                not _INT64_MIN <= args[i] <= _INT64_MAX:
+            raise OverflowError("int too big to convert")
+
+
+def _wrapped_int(v: int, np_dtype) -> object:
+    """``v`` cast to an integer dtype as C++ casts it (wrapping around), or ``v`` itself."""
+    info = np.iinfo(np_dtype)
+    if info.min <= v <= info.max:
+        return v
+    return np.array(v, dtype=np.int64).astype(np_dtype)
+
+
 def numpy_kernel(opdef: OpDef):
     """Wrap an op-table numpy kernel as a backend kernel over tensors."""
     op = opdef.overload
@@ -215,12 +243,14 @@ def numpy_kernel(opdef: OpDef):
     kernel = opdef.kernel
     nrets = len(schema.returns)
     is_view = opdef.category == VIEW
+    s_idx = _scalar_indices(schema)
 
     if opdef.category == POINTWISE and opdef.promotion is not None:
         promotion = opdef.promotion
         declared_meta = not getattr(opdef.meta, "generic", False)
 
         def pointwise_kernel(*args):
+            check_int_scalars(args, s_idx)
             if declared_meta:
                 run_meta(opdef, args)
             compute, result = elementwise_dtypes(promotion_kind(promotion, args),
@@ -234,6 +264,8 @@ def numpy_kernel(opdef: OpDef):
                         device = v._device
                     d = v._data
                     a[i] = d if d.dtype == compute.np else d.astype(compute.np)
+                elif type(v) is int and compute.np.kind in "iu":
+                    a[i] = _wrapped_int(v, compute.np)
             try:
                 with np.errstate(all="ignore"):
                     out = kernel(*a)
@@ -249,6 +281,7 @@ def numpy_kernel(opdef: OpDef):
         return pointwise_kernel
 
     def kernel_with_meta(*args):
+        check_int_scalars(args, s_idx)
         meta = run_meta(opdef, args)
         a = list(args)
         device = None
@@ -300,8 +333,10 @@ def meta_kernel(opdef: OpDef):
     """
     view_kernel = opdef.kernel if opdef.category == VIEW else None
     t_idx = opdef.overload.schema.tensor_arg_indices
+    s_idx = _scalar_indices(opdef.overload.schema)
 
     def kernel(*args):
+        check_int_scalars(args, s_idx)  # as eager: traced code fails where eager code does
         m = run_meta(opdef, args)
         if isinstance(m, TensorMeta):
             if view_kernel is not None:

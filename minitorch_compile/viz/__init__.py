@@ -2,9 +2,11 @@
 
 ``draw(graph_or_module)`` returns a ``graphviz.Digraph`` that shows as SVG in Jupyter.  Where
 graphviz's ``dot`` program is missing it degrades to the DOT source with a one-line hint —
-never an exception.
+never an exception.  ``draw_cache_entries(fn)`` draws a compiled function's cache: the guard
+of each entry, checked newest first, and the graph it runs.
 """
 
+from .cache_drawer import draw_cache_entries
 from .graph_drawer import Picture, dot_available, draw
 
-__all__ = ["draw", "Picture", "dot_available"]
+__all__ = ["draw", "draw_cache_entries", "Picture", "dot_available"]

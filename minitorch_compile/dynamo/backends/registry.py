@@ -12,7 +12,7 @@ until it lands it runs the graph eagerly and says so once.
 
 from __future__ import annotations
 
-import warnings
+from .._logging import warn_user
 
 _BACKENDS: dict = {}
 _warned: set = set()
@@ -51,8 +51,8 @@ def _not_yet(name: str):
     def backend(gm, example_inputs):
         if name not in _warned:
             _warned.add(name)
-            warnings.warn(f"mtc.compile: backend {name!r} is not implemented yet; its graphs run "
-                          "eagerly (GraphModule.forward) until that stage lands", stacklevel=2)
+            warn_user(f"mtc.compile: backend {name!r} is not implemented yet; its graphs run "
+                      "eagerly (GraphModule.forward) until that stage lands")
         return gm.forward
     backend.__name__ = name
     return backend
