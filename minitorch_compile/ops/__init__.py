@@ -6,7 +6,16 @@ every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten
 reaches them through the dispatcher.
 """
 
-from . import creation, joining, matmul, nn_ops, pointwise, reductions, views  # noqa: F401
+from . import (  # noqa: F401
+    bitwise,
+    creation,
+    joining,
+    matmul,
+    nn_ops,
+    pointwise,
+    reductions,
+    views,
+)
 from ._ops import OpOverload, OpOverloadPacket, all_overloads, find_overload, ops
 from .table import CATEGORIES, OP_TABLE, OpDef, TensorMeta, defop
 
