@@ -38,7 +38,9 @@ _NOT_PUBLIC = {"slice", "slice_backward", "select_backward", "embedding_dense_ba
                "full", "zeros", "ones", "empty", "randn", "rand", "arange", "argmax", "argmin",
                "all", "any", "zeros_like", "ones_like", "empty_like", "randn_like",
                "rand_like", "full_like", "squeeze", "where", "flatten", "unbind", "alias",
-               "clamp"}
+               "clamp", "var_mean", "repeat", "scatter_add_", "linspace", "randint",
+               "randperm", "batch_norm", "l1_loss", "hardtanh", "hardswish", "hardsigmoid",
+               "silu"}
 
 
 def generate_function(op, name: str, first: str = "input"):
@@ -293,6 +295,11 @@ def _var_args(dim, unbiased, correction, keepdim):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
     dim, correction, keepdim = _var_args(dim, unbiased, correction, keepdim)
     return _aten.var(input, dim, correction=correction, keepdim=keepdim)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    dim, correction, keepdim = _var_args(dim, unbiased, correction, keepdim)
+    return _aten.var_mean(input, dim, correction=correction, keepdim=keepdim)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002

@@ -26,6 +26,7 @@ add sub mul div pow maximum minimum eq ne lt le gt ge logical_not logical_and lo
 transpose unsqueeze select mm bmm matmul softmax log_softmax detach
 chunk unbind log2 log1p expm1 isnan isinf isfinite signbit remainder fmod
 bitwise_and bitwise_or bitwise_xor bitwise_not clamp_min clamp_max
+logsumexp addmm flip index_select gather scatter_add narrow
 """.split()
 _INPLACE = "neg_ abs_ sign_ exp_ log_ sin_ cos_ tanh_ sigmoid_ relu_ sqrt_ rsqrt_ reciprocal_ " \
            "erf_ add_ sub_ mul_ div_ pow_ gelu_ copy_ log2_ log1p_ expm1_ remainder_ fmod_ " \
@@ -108,8 +109,8 @@ def split(self, split_size, dim=0):
 
 
 @_method
-def narrow(self, dim, start, length):
-    return _aten.slice(self, dim, start, start + length)
+def repeat(self, *sizes):
+    return _aten.repeat(self, F._sizes(sizes))
 
 
 @_method
@@ -188,6 +189,11 @@ def any(self, dim=None, keepdim=False):  # noqa: A001
 @_method
 def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return F.var(self, dim, unbiased, keepdim, correction=correction)
+
+
+@_method
+def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return F.var_mean(self, dim, unbiased, keepdim, correction=correction)
 
 
 @_method

@@ -9,6 +9,7 @@ reaches them through the dispatcher.
 from . import (  # noqa: F401
     bitwise,
     creation,
+    gather_scatter,
     joining,
     matmul,
     nn_ops,

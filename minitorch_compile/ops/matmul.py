@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .table import COMPOSITE, MATMUL, MetaError, TensorMeta, broadcast_shapes, defop
 
 
@@ -124,3 +125,27 @@ def _linear(input, weight, bias=None):  # noqa: A002 - torch's name
 
 linear = defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", COMPOSITE,
                decomposition=_linear)
+
+
+def _addmm(self, mat1, mat2, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2); with beta == 0, ``self`` is ignored (nan and inf
+    in it do not propagate), as torch's decomposition does."""
+    if self.dtype is not mat1.dtype:
+        raise RuntimeError(f"addmm: self and mat2 must have the same dtype, but got "
+                           f"{_dtype.scalar_type_name(self.dtype)} and "
+                           f"{_dtype.scalar_type_name(mat1.dtype)}")
+    out = mat1.mm(mat2)
+    if tuple(self.shape) != tuple(out.shape):
+        try:
+            broadcast_shapes(tuple(self.shape), tuple(out.shape))
+        except MetaError as e:
+            raise RuntimeError(f"addmm: {e}") from None
+    if alpha != 1:
+        out = alpha * out
+    if beta == 0:
+        return out
+    return (self if beta == 1 else beta * self) + out
+
+
+addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
+              "-> Tensor", COMPOSITE, decomposition=_addmm)
