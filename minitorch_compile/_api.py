@@ -131,6 +131,28 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
                    requires_grad)
 
 
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
+            generator=None):
+    """``randint(high, size)`` or ``randint(low, high, size)``: uniform integers in [low, high)."""
+    if size is None:
+        low, high, size = 0, low, high
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    return _finish(_aten.randint.low(low, high, _sizes((size,)), dtype=_opt_dtype(dtype),
+                                     device=_opt_dev(device)), requires_grad)
+
+
+def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return _finish(_aten.randperm(n, dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                   requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    start, end = (x.item() if isinstance(x, Tensor) else x for x in (start, end))
+    return _finish(_aten.linspace(start, end, steps, dtype=_opt_dtype(dtype),
+                                  device=_opt_dev(device)), requires_grad)
+
+
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start

@@ -31,7 +31,7 @@ INPLACE = [n for n in ALL_OPS if OP_TABLE[n].functional is not None]
 DIFFERENTIABLE = [n for n in PRIMITIVES if OP_TABLE[n].differentiable]
 
 # Tensor arguments that hold indices or masks: never floating point, so never differentiated.
-INTEGER_ARGS = {"indices", "condition"}
+INTEGER_ARGS = {"indices", "condition", "index"}
 
 
 def test_table_is_populated_and_keys_are_qualified_names():

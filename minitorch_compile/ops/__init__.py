@@ -1,12 +1,16 @@
 """The op table (``ops/``) and the ``mtc.ops`` namespaces.
 
-Importing this package declares every aten op: ``pointwise``, ``reductions``, ``views``,
-``joining`` (cat, stack, split), ``matmul``, ``creation`` and ``nn_ops`` each hold one family,
+Importing this package declares every aten op: ``pointwise``, ``bitwise`` (remainder, fmod,
+``& | ^ ~``), ``reductions``, ``views``, ``joining`` (cat, stack, split, narrow, repeat),
+``gather_scatter`` (flip, index_select, gather, scatter_add), ``matmul``, ``creation``,
+``nn_ops``, ``activations`` (silu, hardtanh, ...) and ``batch_norm`` each hold one family,
 every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten.<name>``
 reaches them through the dispatcher.
 """
 
 from . import (  # noqa: F401
+    activations,
+    batch_norm,
     bitwise,
     creation,
     gather_scatter,
