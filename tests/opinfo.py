@@ -1201,3 +1201,6 @@ def expected_list(ref_out) -> list:
 def dtypes_list(info: OpInfo, s: Sample, n: int) -> list:
     d = info.out_dtype(s)
     return list(d) if isinstance(d, tuple) else [d] * n
+
+
+from . import opinfo_more  # noqa: E402, F401 - registers the breadth ops' OpInfos

@@ -127,6 +127,12 @@ linear = defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
                decomposition=_linear)
 
 
+def _expand_shape(shape, size):
+    from .views import _expand_shape as expand_shape
+
+    return expand_shape(shape, size)
+
+
 def _addmm(self, mat1, mat2, beta=1, alpha=1):
     """beta * self + alpha * (mat1 @ mat2); with beta == 0, ``self`` is ignored (nan and inf
     in it do not propagate), as torch's decomposition does."""
@@ -135,9 +141,9 @@ def _addmm(self, mat1, mat2, beta=1, alpha=1):
                            f"{_dtype.scalar_type_name(self.dtype)} and "
                            f"{_dtype.scalar_type_name(mat1.dtype)}")
     out = mat1.mm(mat2)
-    if tuple(self.shape) != tuple(out.shape):
+    if tuple(self.shape) != tuple(out.shape):  # self must expand to the product's shape
         try:
-            broadcast_shapes(tuple(self.shape), tuple(out.shape))
+            _expand_shape(tuple(self.shape), tuple(out.shape))
         except MetaError as e:
             raise RuntimeError(f"addmm: {e}") from None
     if alpha != 1:
