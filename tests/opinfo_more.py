@@ -224,7 +224,9 @@ opinfo("gather", _gather_sample, _gather_ref, same(), dtypes=ALL)
 
 def _scatter_add_sample(g, dt):
     a, dim, index = _gather_sample(g, dt).args
-    src = g.array(tuple(s + g.integers(0, 1) for s in index.shape), dt)
+    # torch's backward cannot give src a gradient when src is larger than index (it returns
+    # index's shape); ours zero-pads: checked in test_ops_breadth, not against torch here
+    src = g.array(tuple(s + (0 if g.grad else g.integers(0, 1)) for s in index.shape), dt)
     return S(a, dim, index, src)
 
 
@@ -258,6 +260,12 @@ opinfo("linspace", _linspace_sample, _linspace_ref, lambda s: s.kwargs["dtype"] 
        dtypes=(F32, F64, INT), grad=False)
 
 
+def _dtype_kw(dtype) -> dict:
+    """torch's ``randint``/``randperm`` schemas default ``dtype`` to long; an explicit None
+    there means the default float dtype, so leave it out."""
+    return {} if dtype is None else {"dtype": dtype}
+
+
 def _randint_check(out, s):
     (y,), (low, high, _size) = out, s.args
     assert np.all(y >= low) and np.all(y < high) and np.all(y == np.round(y))
@@ -266,7 +274,9 @@ def _randint_check(out, s):
 opinfo("randint.low", lambda g, dt: S(g.integers(-3, 1), g.integers(2, 5),
                                       list(g.shape(max_side=3)), dtype=g.choice([None, dt])),
        None, lambda s: s.kwargs["dtype"] or INT, dtypes=(INT, F32), grad=False,
-       check=_randint_check, torch_values=False)
+       check=_randint_check, torch_values=False,
+       torch=lambda torch, low, high, size, dtype=None: torch.randint(
+           low, high, size, **_dtype_kw(dtype)))
 
 
 def _randperm_check(out, s):
@@ -276,7 +286,8 @@ def _randperm_check(out, s):
 
 opinfo("randperm", lambda g, dt: S(g.integers(0, 6), dtype=g.choice([None, dt])), None,
        lambda s: s.kwargs["dtype"] or INT, dtypes=(INT, F32), grad=False,
-       check=_randperm_check, torch_values=False)
+       check=_randperm_check, torch_values=False,
+       torch=lambda torch, n, dtype=None: torch.randperm(n, **_dtype_kw(dtype)))
 
 # ---------------------------------------------------------------- activations and losses
 

@@ -188,5 +188,17 @@ scatter_add = defop(
     "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", INDEXING,
     kernel=_scatter_add_kernel, meta=_scatter_add_meta,
     derivatives={"self": lambda grad: grad,
-                 "src": lambda grad, dim, index: grad.gather(dim, index)})
+                 "src": lambda grad, dim, index, src_sizes: _pad_to(
+                     grad.gather(dim, index), src_sizes)})
+
+
+def _pad_to(grad, sizes):
+    """Zero-pad ``grad`` at the end of each dim up to ``sizes`` (``src`` may be larger than
+    ``index``; its elements past ``index``'s extent were not added, so get no gradient)."""
+    for d, (have, want) in enumerate(zip(tuple(grad.shape), sizes)):
+        if have != want:
+            sizes_now = list(grad.shape)
+            sizes_now[d] = want
+            grad = F.ops.aten.slice_backward(grad, sizes_now, d, 0, have, 1)
+    return grad
 
