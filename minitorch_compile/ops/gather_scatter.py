@@ -45,9 +45,8 @@ flip = defop(
 # ---------------------------------------------------------------- index_select
 
 
-def _check_index_dtype(name, index, allowed=(_dtype.int64, _dtype.int32)):
-    if index.dtype not in allowed:
-        names = " or ".join(d.name for d in allowed)
+def _check_index_dtype(name, index, names="int32/int64"):
+    if index.dtype not in (_dtype.int64, _dtype.int32):
         raise MetaError(f"{name}(): Expected dtype {names} for index")
 
 
@@ -55,7 +54,7 @@ def _index_select_meta(self, dim, index):
     d = wrap_dim(dim, self.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    _check_index_dtype("index_select", index)
+    _check_index_dtype("index_select", index, "int32 or int64")
     if self.ndim == 0:
         return TensorMeta((), self.dtype)
     shape = list(self.shape)
@@ -66,16 +65,15 @@ def _index_select_meta(self, dim, index):
 def _index_select_kernel(a, dim, index):
     if a.ndim == 0:
         if index.size and np.any(index != 0):
-            raise IndexError("index_select(): index out of range in self")
+            raise RuntimeError(f"INDICES element is out of DATA bounds, "
+                               f"id={index[index != 0].reshape(-1)[0]} axis_dim=1")
         return a.copy()
     d = dim % a.ndim
     n = a.shape[d]
     flat = index.reshape(-1)
-    if flat.size and flat.min() < 0:  # torch's CPU kernel reports negative indices this way
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat.min()} "
-                           f"axis_dim={n}")
-    if flat.size and flat.max() >= n:
-        raise IndexError("index_select(): index out of range in self")
+    bad = flat[(flat < 0) | (flat >= n)]
+    if bad.size:  # torch's CPU kernel's message
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[0]} axis_dim={n}")
     return np.take(a, flat, axis=d)
 
 
@@ -164,7 +162,7 @@ def _scatter_add_meta(self, dim, index, src):
     _check_index_dtype("scatter_add", index)
     _check_same_rank("scatter_add", self, index, src)
     if src.dtype is not self.dtype:
-        raise MetaError("scatter_add(): Expected self.dtype to be equal to src.dtype")
+        raise MetaError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_index_fits(self, d, index, src)
     return TensorMeta(tuple(self.shape), self.dtype)
 

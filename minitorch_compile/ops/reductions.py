@@ -302,8 +302,7 @@ logsumexp = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Ten
 def _var_mean(self, dim=None, correction=None, keepdim=False):
     """(var, mean) in one call (torch's ``var_mean.correction``)."""
     if not self.dtype.is_floating_point:
-        raise RuntimeError("var_mean: std and var only support floating point and complex "
-                           "dtypes")
+        raise RuntimeError("var_mean only support floating point and complex dtypes")
     dims = reduction_dims(dim, self.ndim)
     return _var(self, dims, correction, keepdim), self.mean(dims, keepdim=keepdim)
 
