@@ -26,7 +26,7 @@ add sub mul div pow maximum minimum eq ne lt le gt ge logical_not logical_and lo
 transpose unsqueeze select mm bmm matmul softmax log_softmax detach
 chunk unbind log2 log1p expm1 isnan isinf isfinite signbit remainder fmod
 bitwise_and bitwise_or bitwise_xor bitwise_not clamp_min clamp_max
-logsumexp addmm flip index_select gather scatter_add narrow
+logsumexp addmm index_select gather scatter_add narrow
 """.split()
 _INPLACE = "neg_ abs_ sign_ exp_ log_ sin_ cos_ tanh_ sigmoid_ relu_ sqrt_ rsqrt_ reciprocal_ " \
            "erf_ add_ sub_ mul_ div_ pow_ gelu_ copy_ log2_ log1p_ expm1_ remainder_ fmod_ " \
@@ -106,6 +106,11 @@ def contiguous(self, memory_format=None):
 @_method
 def split(self, split_size, dim=0):
     return _aten.split(self, split_size, dim)
+
+
+@_method
+def flip(self, *dims):
+    return _aten.flip(self, F._sizes(dims))
 
 
 @_method

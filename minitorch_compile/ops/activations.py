@@ -2,17 +2,16 @@
 
 Mirrors ``torch/_decomp/decompositions.py`` and ``torch/_refs/nn/functional``: torch decomposes
 each of these into pointwise primitives, and so do we — autograd, tracing and Inductor only see
-``mul``, ``sigmoid``, ``clamp``, ``where`` and comparisons.
+``mul``, ``sigmoid``, ``where`` and comparisons.
 
 The gradients are torch's ``*_backward`` formulas, which differ at the kinks:
 
-* ``hardtanh``/``hardsigmoid``: the gradient is 0 *at* the bounds (torch's ``hardtanh_backward``
-  and ``hardsigmoid_backward`` use strict ``min < x < max``).  ``clamp``'s gradient is 1 there,
-  so these decompose into ``where(x <= min, min, where(x >= max, max, x))``: a constant branch
-  gets no gradient, the strict interior gets ``grad``;
-* ``hardswish``: ``x * clamp(x + 3, 0, 6) / 6`` (torch's decomposition); its gradient is
-  ``x / 3 + 0.5`` on [-3, 3] and the clamp's inclusive bounds give exactly torch's
-  ``hardswish_backward`` (-0.5 at -3, 1.5 at 3);
+* ``hardtanh``/``hardsigmoid``/``hardswish``: torch's backward kernels use the *strict*
+  interior (``min < x < max``), so at a bound the gradient is the outer piece's (0 for
+  hardtanh and hardsigmoid; 0 at -3 and 1 at 3 for hardswish).  ``clamp``'s gradient is 1 at
+  its bounds, so instead of torch's ``clamp`` decompositions these are written as
+  ``where(x <= lo, <left piece>, where(x >= hi, <right piece>, <middle piece>))``: each branch
+  is differentiated on its own, which gives exactly torch's gradients, bounds included;
 * ``silu``: ``x * sigmoid(x)``, whose gradient ``s (1 + x (1 - s))`` is ``silu_backward``.
 
 Integer inputs raise torch's ``"silu_cpu" not implemented for 'Long'`` (``hardtanh`` accepts
@@ -45,7 +44,7 @@ def _hardtanh(self, min_val=-1, max_val=1):
 
 def _hardswish(self):
     _float_only("hardswish", self)
-    return self * (self + 3).clamp(0, 6) / 6
+    return F.where(self <= -3, 0.0, F.where(self >= 3, self, self * (self + 3) / 6))
 
 
 def _hardsigmoid(self):

@@ -27,7 +27,7 @@ from .table import INDEXING, MetaError, TensorMeta, defop, wrap_dim
 
 
 def _flip_dims(dims, ndim) -> tuple:
-    dims = tuple(dims)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
     wrapped = tuple(wrap_dim(d, ndim) for d in dims)
     for d in wrapped:
         if wrapped.count(d) > 1:
