@@ -39,7 +39,7 @@ _NOT_PUBLIC = {"slice", "slice_backward", "select_backward", "embedding_dense_ba
                "all", "any", "zeros_like", "ones_like", "empty_like", "randn_like",
                "rand_like", "full_like", "squeeze", "where", "flatten", "unbind", "alias",
                "clamp", "var_mean", "repeat", "scatter_add_", "linspace", "randint",
-               "randperm", "batch_norm", "l1_loss", "hardtanh", "hardswish", "hardsigmoid",
+               "randperm", "l1_loss", "hardtanh", "hardswish", "hardsigmoid",
                "silu"}
 
 

@@ -108,6 +108,14 @@ def test_uint8_promotion_follows_torch(label, fn, dtype):
 
 def test_uint8_wraps_and_converts_like_torch():
     assert (u8(250) + u8(10)).tolist() == [4]
+    assert (u8(1, 200) + 300).tolist() == [45, 244]  # the number wraps to 44, as in torch
+    assert (u8(1, 200) * -1).tolist() == [255, 56]
+    assert (mtc.tensor([1], dtype=mtc.int32) + 2**40).tolist() == [1]
+    with pytest.raises(OverflowError, match="int too big"):
+        mtc.tensor([1]) + 2**70
+    for make in (lambda: mtc.full((2,), 300, dtype=mtc.uint8), lambda: u8(1).clamp(0, 300)):
+        with pytest.raises(RuntimeError, match="cannot be converted to type uint8_t"):
+            make()
     assert (~u8(1)).tolist() == [254]
     assert mtc.from_numpy(np.array([3], dtype=np.uint8)).dtype is mtc.uint8
     assert (u8(200, 100).sum()).item() == 300

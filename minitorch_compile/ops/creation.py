@@ -13,7 +13,15 @@ import math
 import numpy as np
 
 from .. import _dtype, _random
-from .table import COMPOSITE, CREATION, RANDOM, MetaError, TensorMeta, defop
+from .table import (
+    COMPOSITE,
+    CREATION,
+    RANDOM,
+    MetaError,
+    TensorMeta,
+    check_int_fits,
+    defop,
+)
 
 
 def _size(size) -> tuple:
@@ -29,14 +37,18 @@ def _fill_dtype(value):
     return _dtype.default_dtype_for_category(_dtype.scalar_category(value))
 
 
+def _full_meta(size, fill_value, dtype=None, device=None):
+    dtype = dtype or _fill_dtype(fill_value)
+    check_int_fits(fill_value, dtype)
+    return TensorMeta(_size(size), dtype)
+
+
 full = defop(
     "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) "
     "-> Tensor", CREATION,
     kernel=lambda size, fill_value, dtype=None, device=None: np.full(
         _size(size), fill_value, dtype=(dtype or _fill_dtype(fill_value)).np),
-    meta=lambda size, fill_value, dtype=None, device=None: TensorMeta(
-        _size(size), dtype or _fill_dtype(fill_value)),
-    differentiable=False)
+    meta=_full_meta, differentiable=False)
 
 
 def _const(name, value, np_fn):

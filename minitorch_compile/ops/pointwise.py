@@ -27,6 +27,7 @@ from .table import (
     MetaError,
     TensorMeta,
     broadcast_shapes,
+    check_int_fits,
     defop,
     elementwise_dtypes,
 )
@@ -146,6 +147,8 @@ def _clamp_meta(self, min=None, max=None):  # noqa: A002
         raise MetaError("torch.clamp: At least one of 'min' or 'max' must not be None")
     operands = [v for v in (self, min, max) if v is not None]
     _, result = elementwise_dtypes(DEFAULT, *operands)
+    for bound in (min, max):
+        check_int_fits(bound, result)
     return TensorMeta(broadcast_shapes(*[tuple(v.shape) for v in operands
                                          if hasattr(v, "shape")]), result)
 
