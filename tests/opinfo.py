@@ -40,7 +40,7 @@ BOOL, INT, F32, F64 = mtc.bool, mtc.int64, mtc.float32, mtc.float64
 FLOATS = (F32, F64)
 NUMERIC = (F32, F64, INT)
 ALL = (F32, F64, INT, BOOL)
-_MTC_OF_NP = {d.np: d for d in (BOOL, mtc.int32, INT, mtc.float16, F32, F64)}
+_MTC_OF_NP = {d.np: d for d in (BOOL, mtc.uint8, mtc.int32, INT, mtc.float16, F32, F64)}
 
 
 @dataclass
@@ -144,6 +144,8 @@ class Gen:
             return self.draw(hnp.arrays(bool, shape))
         if not dtype.is_floating_point:
             lo, hi = (1, 3) if domain == "positive" else (-3, 3)
+            if npd.kind == "u":  # uint8: no negative values
+                lo = max(lo, 0)
             if self.smooth:
                 a = self.rng.integers(lo, hi + 1, shape)
             else:
@@ -167,7 +169,8 @@ class Gen:
         if dtype is BOOL:
             return True if domain != "real" else self.draw(st.booleans())
         if not dtype.is_floating_point:
-            v = self.draw(st.integers(1 if domain == "positive" else -3, 3))
+            lo = 1 if domain == "positive" else (0 if dtype.np.kind == "u" else -3)
+            v = self.draw(st.integers(lo, 3))
             return v if v or domain == "real" else 2
         if self.smooth:
             v = float(self.rng.uniform(0.25, 3.0))
@@ -261,6 +264,8 @@ class OpInfo:
             for i in self.operands:
                 if isinstance(args[i], np.ndarray):
                     args[i] = args[i].astype(npd)
+                elif type(args[i]) is int and npd.kind in "iu":
+                    args[i] = np.array(args[i]).astype(npd)  # torch wraps (uint8: -1 -> 255)
         with np.errstate(all="ignore"):
             return self.ref(*args, **s.kwargs)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+import minitorch_compile as mtc
+
 from .opinfo import (
     ALL,
     BOOL,
@@ -33,7 +35,8 @@ from .opinfo import (
     unary_sample,
 )
 
-INTS = (INT, BOOL)  # the bitwise ops' dtypes
+U8 = mtc.uint8
+INTS = (INT, BOOL, U8)  # the bitwise ops' dtypes
 
 # ---------------------------------------------------------------- unary float math
 
@@ -64,7 +67,8 @@ for _name, _fn, _other in (
         ("isfinite", np.isfinite, lambda a: np.ones(a.shape, bool)),
         ("signbit", np.signbit, lambda a: a < 0 if a.dtype.kind == "i" else
          np.zeros(a.shape, bool))):
-    pointwise(_name, _special_values_sample, _classify_ref(_fn, _other), TO_BOOL, grad=False)
+    pointwise(_name, _special_values_sample, _classify_ref(_fn, _other), TO_BOOL, grad=False,
+              dtypes=ALL + (U8,))
 
 
 def _one_bound_sample(g, dt):
