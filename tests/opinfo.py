@@ -38,8 +38,8 @@ from minitorch_compile.ops import OP_TABLE
 
 BOOL, INT, F32, F64 = mtc.bool, mtc.int64, mtc.float32, mtc.float64
 FLOATS = (F32, F64)
-NUMERIC = (F32, F64, INT)
-ALL = (F32, F64, INT, BOOL)
+NUMERIC = (F32, F64, INT, mtc.uint8)
+ALL = (F32, F64, INT, BOOL, mtc.uint8)
 _MTC_OF_NP = {d.np: d for d in (BOOL, mtc.uint8, mtc.int32, INT, mtc.float16, F32, F64)}
 
 
@@ -397,12 +397,18 @@ def _alpha_sample(dtypes):
     return sample
 
 
-pointwise("add", _alpha_sample(ALL), lambda a, b, alpha=1: a + alpha * b if alpha != 1
-          else a + b, operands=(0, 1))
+def _alpha(a, b, alpha):
+    """alpha as torch converts it to an integer computation's dtype (uint8: -1 is 255)."""
+    dt = np.result_type(a, b)
+    return np.array(alpha).astype(dt) if type(alpha) is int and dt.kind in "iu" else alpha
+
+
+pointwise("add", _alpha_sample(ALL), lambda a, b, alpha=1: a + _alpha(a, b, alpha) * b
+          if alpha != 1 else a + b, operands=(0, 1))
 # torch refuses to subtract bool tensors
-pointwise("sub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: a - alpha * b,
+pointwise("sub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: a - _alpha(a, b, alpha) * b,
           operands=(0, 1), dtypes=NUMERIC)
-pointwise("rsub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: b - alpha * a,
+pointwise("rsub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: b - _alpha(a, b, alpha) * a,
           operands=(0, 1), dtypes=NUMERIC)
 pointwise("mul", binary_sample(ALL), lambda a, b: a * b, operands=(0, 1), second_order=True)
 
@@ -558,7 +564,8 @@ for _name, _fn in (("all", np.all), ("any", np.any)):  # dim=[] reduces nothing 
     opinfo(_name, _reduce_sample(),
            lambda a, dim, keepdim, _fn=_fn: _fn(a, axis=() if dim == [] else _axis(dim, a.ndim),
                                                 keepdims=keepdim),
-           lambda s: BOOL, dtypes=ALL, grad=False)
+           lambda s: mtc.uint8 if dtype_of(s.args[0]) is mtc.uint8 else BOOL, dtypes=ALL,
+           grad=False)  # torch keeps uint8 for uint8 inputs
 
 # ---------------------------------------------------------------- views and shapes
 

@@ -67,7 +67,7 @@ def _matmul(self, other):
         if self.dtype is not other.dtype:
             raise RuntimeError(f"matmul: dot : expected both vectors to have same dtype, but "
                                f"found {self.dtype.name} and {other.dtype.name}")
-        return (self * other).sum()
+        return (self * other).sum(dtype=self.dtype)  # a dot product keeps the dtype (int32)
     if a == 2 and b == 2:
         return self.mm(other)  # torch too: 2-D @ 2-D is mm, and mm reports its errors
     # checked here, so errors name matmul and the shapes it was given (not the mm/bmm inside,

@@ -30,6 +30,7 @@ from .table import (
     check_int_fits,
     defop,
     elementwise_dtypes,
+    wrap_int,
 )
 
 _SQRT2 = math.sqrt(2.0)
@@ -211,14 +212,23 @@ def _check_alpha(a, b, alpha, subtract=False):
                         "point number.")
 
 
+def _as_alpha(a, b, alpha):
+    """alpha in the computation's integer dtype (wrapping, as torch converts it: uint8 -1 is
+    255, and ``a + 255 * b`` is ``a - b`` modulo 256)."""
+    dt = np.result_type(a, b)
+    if type(alpha) is int and dt.kind in "iu":
+        return wrap_int(alpha, dt)
+    return alpha
+
+
 def _add_kernel(a, b, alpha=1):
     _check_alpha(a, b, alpha)
-    return a + b if alpha == 1 else a + alpha * b
+    return a + b if alpha == 1 else a + _as_alpha(a, b, alpha) * b
 
 
 def _sub_kernel(a, b, alpha=1):
     _check_alpha(a, b, alpha, subtract=True)
-    return a - b if alpha == 1 else a - alpha * b
+    return a - b if alpha == 1 else a - _as_alpha(a, b, alpha) * b
 
 
 add = defop("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,

@@ -256,8 +256,9 @@ def _bool_reduce_dims(dim, ndim):
 
 
 def _bool_reduce_meta(self, dim=None, keepdim=False):
+    """bool, except that uint8 inputs give uint8 (torch keeps this legacy rule)."""
     return TensorMeta(reduced_shape(self.shape, _bool_reduce_dims(dim, self.ndim), keepdim),
-                      _dtype.bool_)
+                      _dtype.uint8 if self.dtype is _dtype.uint8 else _dtype.bool_)
 
 
 defop("all(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor",
