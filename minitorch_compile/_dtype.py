@@ -61,6 +61,22 @@ SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int32": "Int", "int64": "
                      "float16": "Half", "float32": "Float", "float64": "Double"}
 
 
+def wrap_int(value: int, npd):
+    """A Python int as the integer dtype ``npd`` computes with it: out-of-range values wrap
+    around, as torch converts a wrapped number (``uint8_tensor + 300`` adds 44); numpy would
+    raise ``OverflowError`` instead."""
+    info = np.iinfo(npd)
+    if info.min <= value <= info.max:
+        return value
+    if not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError("int too big to convert")
+    bits = 8 * np.dtype(npd).itemsize
+    wrapped = value & ((1 << bits) - 1)
+    if info.min < 0 and wrapped > info.max:
+        wrapped -= 1 << bits
+    return npd.type(wrapped)
+
+
 def scalar_type_name(d: dtype) -> str:
     return SCALAR_TYPE_NAMES[d.name]
 

@@ -30,7 +30,6 @@ from .table import (
     check_int_fits,
     defop,
     elementwise_dtypes,
-    wrap_int,
 )
 
 _SQRT2 = math.sqrt(2.0)
@@ -217,7 +216,7 @@ def _as_alpha(a, b, alpha):
     255, and ``a + 255 * b`` is ``a - b`` modulo 256)."""
     dt = np.result_type(a, b)
     if type(alpha) is int and dt.kind in "iu":
-        return wrap_int(alpha, dt)
+        return _dtype.wrap_int(alpha, dt)
     return alpha
 
 

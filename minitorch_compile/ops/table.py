@@ -181,22 +181,6 @@ def pointwise_meta(opdef: OpDef):
     return meta
 
 
-def wrap_int(value: int, npd: np.dtype):
-    """A Python int as the integer dtype ``npd`` computes with it: out-of-range values wrap
-    around, as torch converts a wrapped number (``uint8_tensor + 300`` adds 44); numpy would
-    raise ``OverflowError`` instead."""
-    info = np.iinfo(npd)
-    if info.min <= value <= info.max:
-        return value
-    if not -(1 << 63) <= value < (1 << 64):
-        raise OverflowError("int too big to convert")
-    bits = 8 * np.dtype(npd).itemsize
-    wrapped = value & ((1 << bits) - 1)
-    if info.min < 0 and wrapped > info.max:
-        wrapped -= 1 << bits
-    return npd.type(wrapped)
-
-
 def check_int_fits(value, dtype: _dtype.dtype) -> None:
     """torch's error for a number that an integer dtype cannot hold (``full``, ``clamp``)."""
     if dtype.category == _dtype.INTEGRAL and type(value) is int:
@@ -259,7 +243,7 @@ def numpy_kernel(opdef: OpDef):
                     d = v._data
                     a[i] = d if d.dtype == compute.np else d.astype(compute.np)
                 elif type(v) is int and compute.category == _dtype.INTEGRAL:
-                    a[i] = wrap_int(v, compute.np)
+                    a[i] = _dtype.wrap_int(v, compute.np)
             try:
                 with np.errstate(all="ignore"):
                     out = kernel(*a)
