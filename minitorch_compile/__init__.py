@@ -10,7 +10,7 @@ Every op is declared once in the op table (``ops/``) and reached through the dis
 from __future__ import annotations
 
 from ._device import device
-from ._dtype import bool_ as bool, dtype, float16, float32, float64, int32, int64
+from ._dtype import bool_ as bool, dtype, float16, float32, float64, int32, int64, uint8
 from ._dtype import double, float, half, int, long
 from ._size import Size
 from ._tensor import Tensor

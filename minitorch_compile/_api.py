@@ -38,7 +38,9 @@ _NOT_PUBLIC = {"slice", "slice_backward", "select_backward", "embedding_dense_ba
                "full", "zeros", "ones", "empty", "randn", "rand", "arange", "argmax", "argmin",
                "all", "any", "zeros_like", "ones_like", "empty_like", "randn_like",
                "rand_like", "full_like", "squeeze", "where", "flatten", "unbind", "alias",
-               "clamp"}
+               "clamp", "var_mean", "repeat", "scatter_add_", "linspace", "randint",
+               "randperm", "l1_loss", "hardtanh", "hardswish", "hardsigmoid",
+               "silu"}
 
 
 def generate_function(op, name: str, first: str = "input"):
@@ -127,6 +129,28 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _finish(_aten.rand(_sizes(size), dtype=_opt_dtype(dtype), device=_opt_dev(device)),
                    requires_grad)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
+            generator=None):
+    """``randint(high, size)`` or ``randint(low, high, size)``: uniform integers in [low, high)."""
+    if size is None:
+        low, high, size = 0, low, high
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    return _finish(_aten.randint.low(low, high, _sizes((size,)), dtype=_opt_dtype(dtype),
+                                     device=_opt_dev(device)), requires_grad)
+
+
+def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return _finish(_aten.randperm(n, dtype=_opt_dtype(dtype), device=_opt_dev(device)),
+                   requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    start, end = (x.item() if isinstance(x, Tensor) else x for x in (start, end))
+    return _finish(_aten.linspace(start, end, steps, dtype=_opt_dtype(dtype),
+                                  device=_opt_dev(device)), requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -293,6 +317,11 @@ def _var_args(dim, unbiased, correction, keepdim):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
     dim, correction, keepdim = _var_args(dim, unbiased, correction, keepdim)
     return _aten.var(input, dim, correction=correction, keepdim=keepdim)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    dim, correction, keepdim = _var_args(dim, unbiased, correction, keepdim)
+    return _aten.var_mean(input, dim, correction=correction, keepdim=keepdim)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002

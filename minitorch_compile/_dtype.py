@@ -10,7 +10,9 @@ floating.  Promotion follows torch, which is *not* numpy's rule:
 * the result category is the highest category of any operand;
 * within the category, a higher tier decides: ``float32[3] + float64[]`` is ``float32``, and
   ``int64[3] + 2.5`` is the *default* float dtype (``float32``), not ``float64``;
-* across categories the float type wins outright: ``int64 + float16 -> float16``.
+* across categories the float type wins outright: ``int64 + float16 -> float16``;
+* ``uint8`` is an integer: ``uint8 + int32 -> int32``, ``uint8 + bool -> uint8``,
+  ``uint8[3] + 300`` stays ``uint8`` (and wraps, as torch does).
 """
 
 from __future__ import annotations
@@ -47,12 +49,37 @@ float32 = dtype("float32", np.dtype(np.float32), FLOATING, 4)
 float64 = dtype("float64", np.dtype(np.float64), FLOATING, 8)
 int32 = dtype("int32", np.dtype(np.int32), INTEGRAL, 4)
 int64 = dtype("int64", np.dtype(np.int64), INTEGRAL, 8)
+uint8 = dtype("uint8", np.dtype(np.uint8), INTEGRAL, 1)
 bool_ = dtype("bool", np.dtype(np.bool_), BOOL, 1)
 
 half, float, double = float16, float32, float64  # noqa: A001 - torch aliases
 int, long = int32, int64  # noqa: A001
 
-ALL_DTYPES = (bool_, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int32, int64, float16, float32, float64)
+# c10's ScalarType names, which torch's error messages use ("not implemented for 'Float'")
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int32": "Int", "int64": "Long",
+                     "float16": "Half", "float32": "Float", "float64": "Double"}
+
+
+def wrap_int(value: int, npd):
+    """A Python int as the integer dtype ``npd`` computes with it: out-of-range values wrap
+    around, as torch converts a wrapped number (``uint8_tensor + 300`` adds 44); numpy would
+    raise ``OverflowError`` instead."""
+    info = np.iinfo(npd)
+    if info.min <= value <= info.max:
+        return value
+    if not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError("int too big to convert")
+    bits = 8 * np.dtype(npd).itemsize
+    wrapped = value & ((1 << bits) - 1)
+    if info.min < 0 and wrapped > info.max:
+        wrapped -= 1 << bits
+    return npd.type(wrapped)
+
+
+def scalar_type_name(d: dtype) -> str:
+    return SCALAR_TYPE_NAMES[d.name]
+
 _FROM_NP = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 
@@ -81,7 +108,7 @@ def from_numpy_dtype(npd) -> dtype:
     if d is None:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(npd)}. The only supported types are: "
-            "float64, float32, float16, int64, int32, and bool."
+            "float64, float32, float16, int64, int32, uint8, and bool."
         )
     return d
 

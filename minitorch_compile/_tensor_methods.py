@@ -21,10 +21,13 @@ _GENERATED_METHODS = """
 neg abs sign exp log sin cos tanh sigmoid relu sqrt rsqrt reciprocal erf clone
 add sub mul div pow maximum minimum eq ne lt le gt ge logical_not logical_and logical_or
 transpose unsqueeze select mm bmm matmul softmax log_softmax detach
-chunk unbind
+chunk unbind log2 log1p expm1 isnan isinf isfinite signbit remainder fmod
+bitwise_and bitwise_or bitwise_xor bitwise_not clamp_min clamp_max
+logsumexp addmm index_select gather scatter_add narrow
 """.split()
 _INPLACE = "neg_ abs_ sign_ exp_ log_ sin_ cos_ tanh_ sigmoid_ relu_ sqrt_ rsqrt_ reciprocal_ " \
-           "erf_ add_ sub_ mul_ div_ pow_ gelu_ copy_".split()
+           "erf_ add_ sub_ mul_ div_ pow_ gelu_ copy_ log2_ log1p_ expm1_ remainder_ fmod_ " \
+           "bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_".split()
 
 
 def _install_generated():
@@ -103,8 +106,13 @@ def split(self, split_size, dim=0):
 
 
 @_method
-def narrow(self, dim, start, length):
-    return _aten.slice(self, dim, start, start + length)
+def flip(self, *dims):
+    return _aten.flip(self, F._sizes(dims))
+
+
+@_method
+def repeat(self, *sizes):
+    return _aten.repeat(self, F._sizes(sizes))
 
 
 @_method
@@ -186,6 +194,11 @@ def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @_method
+def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return F.var_mean(self, dim, unbiased, keepdim, correction=correction)
+
+
+@_method
 def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return F.std(self, dim, unbiased, keepdim, correction=correction)
 
@@ -259,7 +272,8 @@ def _cast(name, dt):
 
 
 for _n, _d in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
-               ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool_)):
+               ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool_),
+               ("byte", _dtype.uint8)):
     _cast(_n, _d)
 
 
@@ -337,8 +351,18 @@ _binary("__lt__", F.lt)
 _binary("__le__", F.le)
 _binary("__gt__", F.gt)
 _binary("__ge__", F.ge)
-_binary("__and__", F.logical_and)
-_binary("__or__", F.logical_or)
+_binary("__and__", F.bitwise_and)  # torch: & | ^ are bitwise (logical on bool tensors)
+_binary("__rand__", F.bitwise_and)
+_binary("__or__", F.bitwise_or)
+_binary("__ror__", F.bitwise_or)
+_binary("__xor__", F.bitwise_xor)
+_binary("__rxor__", F.bitwise_xor)
+_binary("__iand__", Tensor.bitwise_and_)
+_binary("__ior__", Tensor.bitwise_or_)
+_binary("__ixor__", Tensor.bitwise_xor_)
+_binary("__mod__", F.remainder)
+_binary("__rmod__", F.remainder, reflected=True)
+_binary("__imod__", Tensor.remainder_)
 _binary("__iadd__", Tensor.add_)
 _binary("__isub__", Tensor.sub_)
 _binary("__imul__", Tensor.mul_)
@@ -367,9 +391,10 @@ def __rfloordiv__(self, other):
 
 @_method
 def __invert__(self):
-    if self.dtype is not _dtype.bool_:
-        raise NotImplementedError("~ is supported on bool tensors only")
-    return _aten.logical_not(self)
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return _aten.bitwise_not(self)
 
 
 @_method

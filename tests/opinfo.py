@@ -38,9 +38,9 @@ from minitorch_compile.ops import OP_TABLE
 
 BOOL, INT, F32, F64 = mtc.bool, mtc.int64, mtc.float32, mtc.float64
 FLOATS = (F32, F64)
-NUMERIC = (F32, F64, INT)
-ALL = (F32, F64, INT, BOOL)
-_MTC_OF_NP = {d.np: d for d in (BOOL, mtc.int32, INT, mtc.float16, F32, F64)}
+NUMERIC = (F32, F64, INT, mtc.uint8)
+ALL = (F32, F64, INT, BOOL, mtc.uint8)
+_MTC_OF_NP = {d.np: d for d in (BOOL, mtc.uint8, mtc.int32, INT, mtc.float16, F32, F64)}
 
 
 @dataclass
@@ -144,6 +144,8 @@ class Gen:
             return self.draw(hnp.arrays(bool, shape))
         if not dtype.is_floating_point:
             lo, hi = (1, 3) if domain == "positive" else (-3, 3)
+            if npd.kind == "u":  # uint8: no negative values
+                lo = max(lo, 0)
             if self.smooth:
                 a = self.rng.integers(lo, hi + 1, shape)
             else:
@@ -167,7 +169,8 @@ class Gen:
         if dtype is BOOL:
             return True if domain != "real" else self.draw(st.booleans())
         if not dtype.is_floating_point:
-            v = self.draw(st.integers(1 if domain == "positive" else -3, 3))
+            lo = 1 if domain == "positive" else (0 if dtype.np.kind == "u" else -3)
+            v = self.draw(st.integers(lo, 3))
             return v if v or domain == "real" else 2
         if self.smooth:
             v = float(self.rng.uniform(0.25, 3.0))
@@ -264,6 +267,8 @@ class OpInfo:
             for i in self.operands:
                 if isinstance(args[i], np.ndarray):
                     args[i] = args[i].astype(npd)
+                elif type(args[i]) is int and npd.kind in "iu":
+                    args[i] = np.array(args[i]).astype(npd)  # torch wraps (uint8: -1 -> 255)
         with np.errstate(all="ignore"):
             return self.ref(*args, **s.kwargs)
 
@@ -395,12 +400,18 @@ def _alpha_sample(dtypes):
     return sample
 
 
-pointwise("add", _alpha_sample(ALL), lambda a, b, alpha=1: a + alpha * b if alpha != 1
-          else a + b, operands=(0, 1))
+def _alpha(a, b, alpha):
+    """alpha as torch converts it to an integer computation's dtype (uint8: -1 is 255)."""
+    dt = np.result_type(a, b)
+    return np.array(alpha).astype(dt) if type(alpha) is int and dt.kind in "iu" else alpha
+
+
+pointwise("add", _alpha_sample(ALL), lambda a, b, alpha=1: a + _alpha(a, b, alpha) * b
+          if alpha != 1 else a + b, operands=(0, 1))
 # torch refuses to subtract bool tensors
-pointwise("sub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: a - alpha * b,
+pointwise("sub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: a - _alpha(a, b, alpha) * b,
           operands=(0, 1), dtypes=NUMERIC)
-pointwise("rsub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: b - alpha * a,
+pointwise("rsub", _alpha_sample(NUMERIC), lambda a, b, alpha=1: b - _alpha(a, b, alpha) * a,
           operands=(0, 1), dtypes=NUMERIC)
 pointwise("mul", binary_sample(ALL), lambda a, b: a * b, operands=(0, 1), second_order=True)
 
@@ -556,7 +567,8 @@ for _name, _fn in (("all", np.all), ("any", np.any)):  # dim=[] reduces nothing 
     opinfo(_name, _reduce_sample(),
            lambda a, dim, keepdim, _fn=_fn: _fn(a, axis=() if dim == [] else _axis(dim, a.ndim),
                                                 keepdims=keepdim),
-           lambda s: BOOL, dtypes=ALL, grad=False)
+           lambda s: mtc.uint8 if dtype_of(s.args[0]) is mtc.uint8 else BOOL, dtypes=ALL,
+           grad=False)  # torch keeps uint8 for uint8 inputs
 
 # ---------------------------------------------------------------- views and shapes
 
@@ -1131,8 +1143,14 @@ opinfo("randn_like", _like_sample(FLOATS), None, _like_out, grad=False,
        check=_random_check(-np.inf, np.inf), torch_values=False)
 opinfo("rand_like", _like_sample(FLOATS), None, _like_out, grad=False,
        check=_random_check(0.0, 1.0), torch_values=False)
-opinfo("full_like", lambda g, dt: S(g.array(g.shape(), dt), g.scalar(dt),
-                                    dtype=g.choice([None, *ALL])),
+def _full_like_sample(g, dt):
+    dtype = g.choice([None, *ALL])
+    # the fill value must fit the result's dtype (torch raises for uint8 and -1)
+    return S(g.array(g.shape(), dt), g.scalar(dtype if dtype is not None and
+                                              dtype.np.kind == "u" else dt), dtype=dtype)
+
+
+opinfo("full_like", _full_like_sample,
        lambda a, v, dtype=None: np.full(a.shape, v), _like_out, dtypes=ALL, grad=False)
 
 
@@ -1207,3 +1225,4 @@ def dtypes_list(info: OpInfo, s: Sample, n: int) -> list:
 
 
 from . import opinfo_indexing  # noqa: E402,F401  (registers the indexing OpInfos)
+from . import opinfo_more  # noqa: E402, F401 - registers the breadth ops' OpInfos

@@ -64,6 +64,8 @@ def _indices(g, a, *, unique=False):
     last = g.integers(1, a.ndim)  # index dims [0, last)
     while pos < last:
         kind = g.choice(["none", "int", "mask"] if use_mask else ["none", "int"])
+        if kind == "mask" and unique and n_adv:  # a unique int index has its own length:
+            kind = "none"  # a mask beside it would not broadcast with it
         if kind == "none":
             out.append(None)
             pos += 1

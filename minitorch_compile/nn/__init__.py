@@ -7,8 +7,8 @@ The pieces, in the order a learner meets them:
   ``parameters()``, ``state_dict()``, ``train()``/``eval()`` and ``__call__`` → ``forward``;
 * ``functional`` — the stateless layer functions, each a thin adapter over an op-table op;
 * ``init`` — in-place initialisers (``kaiming_uniform_``, ``xavier_normal_``, ...);
-* the layers (``modules/``): ``Linear``, activations, containers, ``LayerNorm``, ``Dropout``,
-  ``Embedding`` and the losses.
+* the layers (``modules/``): ``Linear``, activations, containers, ``LayerNorm``,
+  ``BatchNorm1d``/``BatchNorm2d``, ``Dropout``, ``Embedding`` and the losses.
 
 ``mtc.nn.Linear``, ``mtc.nn.functional.relu`` and friends have torch's names and signatures.
 """
@@ -16,11 +16,17 @@ The pieces, in the order a learner meets them:
 from . import functional, init
 from .modules import (
     GELU,
+    BatchNorm1d,
+    BatchNorm2d,
     CrossEntropyLoss,
     Dropout,
     Embedding,
     Flatten,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
     Identity,
+    L1Loss,
     LayerNorm,
     Linear,
     LogSoftmax,
@@ -30,8 +36,10 @@ from .modules import (
     MSELoss,
     NLLLoss,
     ReLU,
+    ReLU6,
     Sequential,
     Sigmoid,
+    SiLU,
     Softmax,
     Tanh,
 )
@@ -40,4 +48,5 @@ from .parameter import Parameter
 __all__ = ["Parameter", "Module", "functional", "init", "Linear", "Identity", "ReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Sequential", "ModuleList",
            "ModuleDict", "LayerNorm", "Dropout", "Embedding", "MSELoss", "NLLLoss",
-           "CrossEntropyLoss"]
+           "CrossEntropyLoss", "SiLU", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
+           "BatchNorm1d", "BatchNorm2d", "L1Loss"]

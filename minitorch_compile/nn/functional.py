@@ -19,8 +19,9 @@ from . import _reduction
 
 _aten = ops.aten
 
-__all__ = ["relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax", "linear",
-           "layer_norm", "dropout", "embedding", "mse_loss", "cross_entropy", "nll_loss"]
+__all__ = ["relu", "gelu", "tanh", "sigmoid", "silu", "hardtanh", "relu6", "hardswish",
+           "hardsigmoid", "softmax", "log_softmax", "linear", "layer_norm", "batch_norm",
+           "dropout", "embedding", "mse_loss", "l1_loss", "cross_entropy", "nll_loss"]
 
 # ---------------------------------------------------------------- activations
 
@@ -42,6 +43,37 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """1 / (1 + exp(-x))."""
     return _aten.sigmoid(input)
+
+
+def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:  # noqa: A002
+    """``inplace=True``: write the result into ``input`` (torch's ``silu_``, ``hardtanh_``)."""
+    return input.copy_(out) if inplace else out
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x * sigmoid(x) (also called swish)."""
+    return _maybe_inplace(input, _aten.silu(input), inplace)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
+             inplace: bool = False) -> Tensor:
+    """x clamped to [min_val, max_val]; the gradient is 0 at and beyond the bounds."""
+    return _maybe_inplace(input, _aten.hardtanh(input, min_val, max_val), inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """min(max(x, 0), 6) — ``hardtanh(x, 0, 6)``, as torch defines it."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x * relu6(x + 3) / 6."""
+    return _maybe_inplace(input, _aten.hardswish(input), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """relu6(x + 3) / 6."""
+    return _maybe_inplace(input, _aten.hardsigmoid(input), inplace)
 
 
 def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -81,6 +113,24 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
     if not isinstance(normalized_shape, int):
         normalized_shape = list(normalized_shape)
     return _aten.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
+               running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dims; in training, also update
+    ``running_mean``/``running_var`` in place (``ops/batch_norm.py`` has the formulas)."""
+    if training:
+        size = tuple(input.shape)
+        per_channel = size[0] if size else 1
+        for s in size[2:]:
+            per_channel *= s
+        if per_channel == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+    return _aten.batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                            eps, False)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
@@ -138,6 +188,16 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # n
         return weighted.sum() / weight.sum()
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
                      "'sum'.")
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """|input - target|, reduced."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction.legacy_get_string(size_average, reduce)
+    if weight is not None:
+        raise NotImplementedError("l1_loss(weight=...) is not supported by minitorch_compile")
+    return _aten.l1_loss(input, target, reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002

@@ -1,14 +1,21 @@
 """The op table (``ops/``) and the ``mtc.ops`` namespaces.
 
-Importing this package declares every aten op: ``pointwise``, ``reductions``, ``views``,
-``joining`` (cat, stack, split), ``matmul``, ``creation``, ``nn_ops``, ``indexing`` and
-``view_replay`` each hold one family, every op declared once with all of its rules (see
-``table.py``).  ``mtc.ops.aten.<name>``
+Importing this package declares every aten op: ``pointwise``, ``bitwise`` (remainder, fmod,
+``& | ^ ~``), ``reductions``, ``views``, ``joining`` (cat, stack, split, narrow, repeat),
+``gather_scatter`` (flip, index_select, gather, scatter_add), ``indexing`` (advanced
+indexing: index, index_put, masked_select, nonzero, take), ``view_replay`` (slice_scatter,
+select_scatter; replaying and scattering through views), ``matmul``, ``creation``,
+``nn_ops``, ``activations`` (silu, hardtanh, ...) and ``batch_norm`` each hold one family,
+every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten.<name>``
 reaches them through the dispatcher.
 """
 
 from . import (  # noqa: F401
+    activations,
+    batch_norm,
+    bitwise,
     creation,
+    gather_scatter,
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
     matmul,

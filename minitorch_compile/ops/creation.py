@@ -1,4 +1,5 @@
-"""Creation ops: full/zeros/ones/empty, arange, and the random ops randn/rand.
+"""Creation ops: full/zeros/ones/empty, arange, linspace, and the random ops randn/rand,
+randint and randperm.
 
 They have no tensor inputs, so the dispatcher picks the backend from the ``device`` argument.
 Default dtypes follow torch: ``full(size, 2)`` is int64, ``full(size, 2.0)`` the default float
@@ -12,7 +13,15 @@ import math
 import numpy as np
 
 from .. import _dtype, _random
-from .table import COMPOSITE, CREATION, RANDOM, MetaError, TensorMeta, defop
+from .table import (
+    COMPOSITE,
+    CREATION,
+    RANDOM,
+    MetaError,
+    TensorMeta,
+    check_int_fits,
+    defop,
+)
 
 
 def _size(size) -> tuple:
@@ -28,14 +37,18 @@ def _fill_dtype(value):
     return _dtype.default_dtype_for_category(_dtype.scalar_category(value))
 
 
+def _full_meta(size, fill_value, dtype=None, device=None):
+    dtype = dtype or _fill_dtype(fill_value)
+    check_int_fits(fill_value, dtype)
+    return TensorMeta(_size(size), dtype)
+
+
 full = defop(
     "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) "
     "-> Tensor", CREATION,
     kernel=lambda size, fill_value, dtype=None, device=None: np.full(
         _size(size), fill_value, dtype=(dtype or _fill_dtype(fill_value)).np),
-    meta=lambda size, fill_value, dtype=None, device=None: TensorMeta(
-        _size(size), dtype or _fill_dtype(fill_value)),
-    differentiable=False)
+    meta=_full_meta, differentiable=False)
 
 
 def _const(name, value, np_fn):
@@ -81,6 +94,29 @@ def _arange_kernel(start, end, step=1, dtype=None, device=None):
 arange = defop(
     "arange(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
     "Device? device=None) -> Tensor", CREATION, kernel=_arange_kernel, meta=_arange_meta,
+    differentiable=False)
+
+
+def _linspace_meta(start, end, steps, dtype=None, device=None):
+    if steps < 0:
+        raise MetaError("number of steps must be non-negative")
+    return TensorMeta((steps,), dtype or _dtype.get_default_dtype())
+
+
+def _linspace_kernel(start, end, steps, dtype=None, device=None):
+    """torch's formula: the first half counts up from ``start``, the second half down from
+    ``end`` (so both ends are exact); integer dtypes truncate toward zero."""
+    if steps == 1:
+        return np.full(1, start, dtype=np.float64)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    i = np.arange(steps, dtype=np.float64)
+    values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+    return np.trunc(values) if dtype is not None and not dtype.is_floating_point else values
+
+
+linspace = defop(
+    "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, "
+    "Device? device=None) -> Tensor", CREATION, kernel=_linspace_kernel, meta=_linspace_meta,
     differentiable=False)
 
 
@@ -136,3 +172,39 @@ full_like = defop(
     decomposition=lambda self, fill_value, dtype=None, device=None: full(
         tuple(self.shape), fill_value, dtype=dtype or self.dtype,
         device=device if device is not None else self.device))
+
+
+# ---------------------------------------------------------------- random integers
+
+
+def _randint_meta(low, high, size, dtype=None, device=None):
+    if low >= high:
+        raise MetaError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                        f"to={high}")
+    dtype = dtype or _dtype.int64
+    if dtype is _dtype.bool_ and (low < 0 or high > 2):
+        raise MetaError("to - 1 is out of bounds for bool")
+    if dtype is _dtype.uint8 and (low < 0 or high > 256):
+        raise MetaError(f"{'from' if low < 0 else 'to - 1'} is out of bounds for unsigned char")
+    return TensorMeta(_size(size), dtype)
+
+
+randint = defop(
+    "randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=None, "
+    "Device? device=None) -> Tensor", RANDOM,
+    kernel=lambda low, high, size, dtype=None, device=None: _random.generator().integers(
+        low, high, _size(size), dtype=np.int64),
+    meta=_randint_meta, differentiable=False,
+    notes="uniform integers in [low, high); randint(high, size) is the API's low=0 form")
+
+
+def _randperm_meta(n, dtype=None, device=None):
+    if n < 0:
+        raise MetaError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    return TensorMeta((n,), dtype or _dtype.int64)
+
+
+randperm = defop(
+    "randperm(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> Tensor", RANDOM,
+    kernel=lambda n, dtype=None, device=None: _random.generator().permutation(n),
+    meta=_randperm_meta, differentiable=False)

@@ -123,3 +123,50 @@ chunk = defop("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", COM
 unbind = defop("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", COMPOSITE,
                decomposition=lambda self, dim=0: tuple(
                    self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.ndim)])))
+
+# ---------------------------------------------------------------- narrow / repeat (composites)
+
+
+def _narrow(self, dim, start, length):
+    """``self[..., start:start + length, ...]`` along ``dim`` (a view, through ``slice``)."""
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    if start < 0:
+        start = start + n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return F.ops.aten.slice(self, d, start, start + length)
+
+
+narrow = defop("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+               COMPOSITE, decomposition=_narrow)
+
+
+def _repeat(self, repeats):
+    """Tile ``self`` ``repeats[i]`` times along dim i: unsqueeze a new dim in front of each
+    (padded) dim, expand it to the repeat count, and fold each pair — ``torch/_refs`` does the
+    same, so the gradient is expand's (a sum over the copies)."""
+    repeats = tuple(repeats)
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(repeats)}: {list(repeats)}")
+    shape = (1,) * (len(repeats) - self.ndim) + tuple(self.shape)
+    x = self.reshape(shape)
+    interleaved = tuple(v for s in shape for v in (1, s))
+    expanded = tuple(v for r, s in zip(repeats, shape) for v in (r, s))
+    out = x.reshape(interleaved).expand(expanded)
+    return out.reshape(tuple(r * s for r, s in zip(repeats, shape)))
+
+
+repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", COMPOSITE,
+               decomposition=_repeat)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .table import COMPOSITE, MATMUL, MetaError, TensorMeta, broadcast_shapes, defop
 
 
@@ -66,7 +67,7 @@ def _matmul(self, other):
         if self.dtype is not other.dtype:
             raise RuntimeError(f"matmul: dot : expected both vectors to have same dtype, but "
                                f"found {self.dtype.name} and {other.dtype.name}")
-        return (self * other).sum()
+        return (self * other).sum(dtype=self.dtype)  # a dot product keeps the dtype (int32)
     if a == 2 and b == 2:
         return self.mm(other)  # torch too: 2-D @ 2-D is mm, and mm reports its errors
     # checked here, so errors name matmul and the shapes it was given (not the mm/bmm inside,
@@ -124,3 +125,33 @@ def _linear(input, weight, bias=None):  # noqa: A002 - torch's name
 
 linear = defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", COMPOSITE,
                decomposition=_linear)
+
+
+def _expand_shape(shape, size):
+    from .views import _expand_shape as expand_shape
+
+    return expand_shape(shape, size)
+
+
+def _addmm(self, mat1, mat2, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2); with beta == 0, ``self`` is ignored (nan and inf
+    in it do not propagate), as torch's decomposition does."""
+    if self.dtype is not mat1.dtype:
+        raise RuntimeError(f"addmm: self and mat2 must have the same dtype, but got "
+                           f"{_dtype.scalar_type_name(self.dtype)} and "
+                           f"{_dtype.scalar_type_name(mat1.dtype)}")
+    out = mat1.mm(mat2)
+    if tuple(self.shape) != tuple(out.shape):  # self must expand to the product's shape
+        try:
+            _expand_shape(tuple(self.shape), tuple(out.shape))
+        except MetaError as e:
+            raise RuntimeError(f"addmm: {e}") from None
+    if alpha != 1:
+        out = alpha * out
+    if beta == 0:
+        return out
+    return (self if beta == 1 else beta * self) + out
+
+
+addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
+              "-> Tensor", COMPOSITE, decomposition=_addmm)

@@ -153,19 +153,33 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _mse_loss(input, target, reduction="mean"):  # noqa: A002
+def _warn_size(input, target):  # noqa: A002
     if tuple(input.shape) != tuple(target.shape):
         import warnings
 
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=4)
+                      "broadcasting. Please ensure they have the same size.", stacklevel=5)
+
+
+def _mse_loss(input, target, reduction="mean"):  # noqa: A002
+    _warn_size(input, target)
     d = input - target
     return _reduce(d * d, reduction)
 
 
 mse_loss = defop("mse_loss(Tensor input, Tensor target, str reduction='mean') -> Tensor",
                  COMPOSITE, decomposition=_mse_loss)
+
+
+def _l1_loss(input, target, reduction="mean"):  # noqa: A002
+    """|input - target|, reduced (torch's composite; its gradient is abs's, sign(x - y))."""
+    _warn_size(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+l1_loss = defop("l1_loss(Tensor input, Tensor target, str reduction='mean') -> Tensor",
+                COMPOSITE, decomposition=_l1_loss)
 
 
 def _class_one_hot(target, num_classes, class_dim, ndim):

@@ -16,8 +16,10 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
+from ._erf import erf as _erf
 from .table import (
     ALWAYS_BOOL,
+    COMPOSITE,
     DEFAULT,
     INT_TO_FLOAT,
     NO_PROMOTION,
@@ -25,6 +27,7 @@ from .table import (
     MetaError,
     TensorMeta,
     broadcast_shapes,
+    check_int_fits,
     defop,
     elementwise_dtypes,
 )
@@ -34,12 +37,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
-_erf_scalar = np.frompyfunc(math.erf, 1, 1)
-
-
-def _erf(a: np.ndarray) -> np.ndarray:
-    # numpy has no erf; math.erf per element is exact to double precision (and slow)
-    return np.asarray(_erf_scalar(a), dtype=a.dtype)
+_LN2 = math.log(2.0)
 
 
 def _unary(name, kernel, derivative, promotion=INT_TO_FLOAT, inplace=True, **kw):
@@ -69,7 +67,10 @@ def _sign_kernel(a):
 
 sign = _unary("sign", _sign_kernel, lambda grad: F.zeros_like(grad), promotion=DEFAULT)
 exp = _unary("exp", np.exp, lambda grad, result: grad * result)
+expm1 = _unary("expm1", np.expm1, lambda grad, result: grad * (result + 1))
 log = _unary("log", np.log, lambda grad, self: grad / self)
+log2 = _unary("log2", np.log2, lambda grad, self: grad / (self * _LN2))
+log1p = _unary("log1p", np.log1p, lambda grad, self: grad / (self + 1))
 sin = _unary("sin", np.sin, lambda grad, self: grad * self.cos())
 cos = _unary("cos", np.cos, lambda grad, self: grad * -self.sin())
 tanh = _unary("tanh", np.tanh, lambda grad, result: grad * (1 - result * result))
@@ -146,6 +147,8 @@ def _clamp_meta(self, min=None, max=None):  # noqa: A002
         raise MetaError("torch.clamp: At least one of 'min' or 'max' must not be None")
     operands = [v for v in (self, min, max) if v is not None]
     _, result = elementwise_dtypes(DEFAULT, *operands)
+    for bound in (min, max):
+        check_int_fits(bound, result)
     return TensorMeta(broadcast_shapes(*[tuple(v.shape) for v in operands
                                          if hasattr(v, "shape")]), result)
 
@@ -157,12 +160,39 @@ clamp = defop("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
               derivatives={"self": _clamp_backward, "min": _clamp_backward_min,
                            "max": _clamp_backward_max})
 
+
+
+# torch's ``clamp_min``/``clamp_max`` (``torch/_refs``: clamp with one bound), so they share
+# clamp's kernel and its gradient (the bound is picked where self is beyond it)
+clamp_min = defop("clamp_min(Tensor self, Tensor min) -> Tensor", COMPOSITE,
+                  decomposition=lambda self, min: clamp(self, min, None))  # noqa: A006
+clamp_max = defop("clamp_max(Tensor self, Tensor max) -> Tensor", COMPOSITE,
+                  decomposition=lambda self, max: clamp(self, None, max))  # noqa: A006
+
 clone = defop("clone(Tensor self, *, str? memory_format=None) -> Tensor", POINTWISE,
               kernel=lambda a, memory_format=None: np.array(a, order="C", copy=True),
               promotion=NO_PROMOTION, derivatives={"self": lambda grad: grad})
 
 logical_not = defop("logical_not(Tensor self) -> Tensor", POINTWISE,
                     kernel=np.logical_not, promotion=ALWAYS_BOOL, differentiable=False)
+
+
+def _classify(name, np_fn, for_non_float):
+    """``isnan``/``isinf``/``isfinite``/``signbit``: bool, computed in the input's own dtype (an
+    integer is never nan or inf, always finite; numpy's float tests reject integer arrays)."""
+    def kernel(a):
+        if a.dtype.kind in "f":
+            return np_fn(a)
+        return for_non_float(a)
+    return defop(f"{name}(Tensor self) -> Tensor", POINTWISE, kernel=kernel,
+                 promotion=ALWAYS_BOOL, differentiable=False)
+
+
+isnan = _classify("isnan", np.isnan, lambda a: np.zeros(a.shape, dtype=bool))
+isinf = _classify("isinf", np.isinf, lambda a: np.zeros(a.shape, dtype=bool))
+isfinite = _classify("isfinite", np.isfinite, lambda a: np.ones(a.shape, dtype=bool))
+signbit = _classify("signbit", np.signbit, lambda a: a < 0 if a.dtype.kind == "i"
+                    else np.zeros(a.shape, dtype=bool))
 
 # ---------------------------------------------------------------- binary
 
@@ -181,14 +211,23 @@ def _check_alpha(a, b, alpha, subtract=False):
                         "point number.")
 
 
+def _as_alpha(a, b, alpha):
+    """alpha in the computation's integer dtype (wrapping, as torch converts it: uint8 -1 is
+    255, and ``a + 255 * b`` is ``a - b`` modulo 256)."""
+    dt = np.result_type(a, b)
+    if type(alpha) is int and dt.kind in "iu":
+        return _dtype.wrap_int(alpha, dt)
+    return alpha
+
+
 def _add_kernel(a, b, alpha=1):
     _check_alpha(a, b, alpha)
-    return a + b if alpha == 1 else a + alpha * b
+    return a + b if alpha == 1 else a + _as_alpha(a, b, alpha) * b
 
 
 def _sub_kernel(a, b, alpha=1):
     _check_alpha(a, b, alpha, subtract=True)
-    return a - b if alpha == 1 else a - alpha * b
+    return a - b if alpha == 1 else a - _as_alpha(a, b, alpha) * b
 
 
 add = defop("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", POINTWISE,

@@ -256,8 +256,9 @@ def _bool_reduce_dims(dim, ndim):
 
 
 def _bool_reduce_meta(self, dim=None, keepdim=False):
+    """bool, except that uint8 inputs give uint8 (torch keeps this legacy rule)."""
     return TensorMeta(reduced_shape(self.shape, _bool_reduce_dims(dim, self.ndim), keepdim),
-                      _dtype.bool_)
+                      _dtype.uint8 if self.dtype is _dtype.uint8 else _dtype.bool_)
 
 
 defop("all(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor",
@@ -268,3 +269,44 @@ defop("any(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor",
             REDUCTION, meta=_bool_reduce_meta, differentiable=False,
             kernel=lambda a, dim=None, keepdim=False: np.any(
                 a, axis=_bool_reduce_dims(dim, a.ndim), keepdims=keepdim))
+
+# ---------------------------------------------------------------- logsumexp / var_mean (composites)
+
+
+def _logsumexp(self, dim, keepdim=False):
+    """log(sum(exp(x - m))) + m with m = amax(x): no overflow (``torch/_refs`` ``logsumexp``).
+
+    An infinite max is replaced by 0 before subtracting (``inf - inf`` would be nan); integer
+    inputs compute in the default float dtype.
+    """
+    if not self.dtype.is_floating_point:
+        self = self.to(_dtype.get_default_dtype())
+    dims = reduction_dims(dim, self.ndim)
+    if self.numel() == 0:
+        return self.exp().sum(dims, keepdim=keepdim).log()
+    maxes = self.amax(dims, keepdim=True)
+    maxes = F.where(maxes.abs() == float("inf"), 0.0, maxes)
+    result = (self - maxes).exp().sum(dims, keepdim=keepdim).log()
+    return result + (maxes if keepdim else _squeeze_dims(maxes, dims))
+
+
+def _squeeze_dims(t, dims):
+    for d in sorted(dims, reverse=True):
+        t = t.squeeze(d)
+    return t
+
+
+logsumexp = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+                  COMPOSITE, decomposition=_logsumexp)
+
+
+def _var_mean(self, dim=None, correction=None, keepdim=False):
+    """(var, mean) in one call (torch's ``var_mean.correction``)."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("var_mean only support floating point and complex dtypes")
+    dims = reduction_dims(dim, self.ndim)
+    return _var(self, dims, correction, keepdim), self.mean(dims, keepdim=keepdim)
+
+
+var_mean = defop("var_mean(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+                 "bool keepdim=False) -> (Tensor, Tensor)", COMPOSITE, decomposition=_var_mean)

@@ -182,6 +182,15 @@ def pointwise_meta(opdef: OpDef):
     return meta
 
 
+def check_int_fits(value, dtype: _dtype.dtype) -> None:
+    """torch's error for a number that an integer dtype cannot hold (``full``, ``clamp``)."""
+    if dtype.category == _dtype.INTEGRAL and type(value) is int:
+        info = np.iinfo(dtype.np)
+        if not info.min <= value <= info.max:
+            raise MetaError(f"value cannot be converted to type {dtype.name}_t without "
+                            "overflow")
+
+
 def _prefix_error(op, e: Exception):
     msg = str(e.args[0]) if e.args else str(e)
     if isinstance(e, KeyError):
@@ -226,14 +235,6 @@ def check_int_scalars(args, indices) -> None:
             raise OverflowError("int too big to convert")
 
 
-def _wrapped_int(v: int, np_dtype) -> object:
-    """``v`` cast to an integer dtype as C++ casts it (wrapping around), or ``v`` itself."""
-    info = np.iinfo(np_dtype)
-    if info.min <= v <= info.max:
-        return v
-    return np.array(v, dtype=np.int64).astype(np_dtype)
-
-
 def numpy_kernel(opdef: OpDef):
     """Wrap an op-table numpy kernel as a backend kernel over tensors."""
     op = opdef.overload
@@ -264,8 +265,8 @@ def numpy_kernel(opdef: OpDef):
                         device = v._device
                     d = v._data
                     a[i] = d if d.dtype == compute.np else d.astype(compute.np)
-                elif type(v) is int and compute.np.kind in "iu":
-                    a[i] = _wrapped_int(v, compute.np)
+                elif type(v) is int and compute.category == _dtype.INTEGRAL:
+                    a[i] = _dtype.wrap_int(v, compute.np)
             try:
                 with np.errstate(all="ignore"):
                     out = kernel(*a)

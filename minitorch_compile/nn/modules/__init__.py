@@ -1,15 +1,29 @@
 """The layer classes of ``mtc.nn`` (``torch/nn/modules/__init__.py``), one file per concept."""
 
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import (
+    GELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSoftmax,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Tanh,
+)
+from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Identity, Linear
-from .loss import CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm
 from .sparse import Embedding
 
 __all__ = ["Module", "Linear", "Identity", "ReLU", "GELU", "Tanh", "Sigmoid", "Softmax",
            "LogSoftmax", "Flatten", "Sequential", "ModuleList", "ModuleDict", "LayerNorm",
-           "Dropout", "Embedding", "MSELoss", "NLLLoss", "CrossEntropyLoss"]
+           "Dropout", "Embedding", "MSELoss", "NLLLoss", "CrossEntropyLoss", "SiLU", "Hardtanh",
+           "ReLU6", "Hardswish", "Hardsigmoid", "BatchNorm1d", "BatchNorm2d", "L1Loss"]

@@ -1,4 +1,5 @@
-"""Loss modules: ``MSELoss``, ``NLLLoss``, ``CrossEntropyLoss`` (``torch/nn/modules/loss.py``).
+"""Loss modules: ``MSELoss``, ``L1Loss``, ``NLLLoss``, ``CrossEntropyLoss``
+(``torch/nn/modules/loss.py``).
 
 A loss module stores its options (``reduction``, class ``weight``, ``ignore_index``,
 ``label_smoothing``) and calls the function of ``nn.functional``.  A class ``weight`` is
@@ -68,3 +69,10 @@ class CrossEntropyLoss(_WeightedLoss):
         return F.cross_entropy(input, target, weight=self.weight,
                                ignore_index=self.ignore_index, reduction=self.reduction,
                                label_smoothing=self.label_smoothing)
+
+
+class L1Loss(_Loss):
+    """mean(|input - target|) (or sum / none)."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
