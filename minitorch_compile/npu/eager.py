@@ -1,0 +1,345 @@
+"""Eager ops on the npu: one Ascend C kernel per aten op, costed through ``kernel.py``.
+
+Teaches torch_npu's eager path: ``TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)`` routes each op to
+an ``aclnn``/``aclop`` kernel that is launched on the AI cores by itself — so every op pays a
+full trip GM -> UB -> GM.  Here the *values* come from the op table's numpy kernel (so npu ==
+cpu, bit for bit), and the *cost* from running the op's Ascend C skeleton in counting mode:
+
+=============  ===========================================================================
+category       kernel skeleton (per core: its share, in UB-sized, double-buffered tiles)
+=============  ===========================================================================
+pointwise      CopyIn every input tile -> vector instructions -> CopyOut; an input smaller
+               than the output (broadcast) is loaded once into UB when it fits
+indexing       the same stream; an input is read at most once per output element (gathers)
+creation,      CopyOut only (``Duplicate`` / a random-number instruction per tile)
+random
+reduction      rows of the reduced extent: whole rows per tile when one fits UB, else chunks
+               (multi-pass ops such as softmax then read a row ``passes`` times)
+matmul         128x128 output blocks, K in L0A-sized steps: GM -> L1 (MTE2) -> L0A/L0B (MTE1)
+               -> Cube -> FixPipe to GM
+view           no kernel: a view is metadata
+=============  ===========================================================================
+
+The iteration space is split over ``ceil(bytes / min_core_bytes)`` cores (at most all of them);
+cores with equal shares are simulated once (``replicas``) and equal tiles once (``times``), so
+the accounting costs the same for a 10-element and a 10-million-element tensor.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._dispatch import DispatchKey
+from .._tensor import Tensor
+from ..ops.table import CREATION, INDEXING, MATMUL, POINTWISE, RANDOM, REDUCTION, VIEW
+from .kernel import (A1, A2, B1, B2, CO1, VECCALC, VECIN, VECOUT, DataCopy, Fixpipe,
+                     GlobalTensor, KernelLaunch, Mmad, TPipe, TQue, vector_instruction)
+from .memory import NPUMemoryError, round_up
+from .spec import get_spec
+
+# op name -> the vector instructions one element goes through (default: [op name])
+INSTRUCTIONS = {
+    "clone": ["copy"], "_to_copy": ["cast"], "copy_": ["copy"], "cat": ["copy"],
+    "embedding": ["copy"], "embedding_dense_backward": ["add"], "slice_backward": ["copy"],
+    "select_backward": ["copy"], "_check_class_indices": ["compare", "compare"],
+    "eq": ["compare"], "ne": ["compare"], "lt": ["compare"], "le": ["compare"],
+    "gt": ["compare"], "ge": ["compare"], "where": ["select"], "clamp": ["max", "min"],
+    "maximum": ["max"], "minimum": ["min"], "logical_not": ["not"], "logical_and": ["and"],
+    "logical_or": ["or"], "rsub": ["sub"], "full": ["duplicate"], "zeros": ["duplicate"],
+    "ones": ["duplicate"], "empty": [], "arange": ["duplicate", "add"],
+    "randn": ["random"], "rand": ["random"],
+    # reductions: per input element
+    "sum": ["reduce"], "mean": ["reduce"], "amax": ["reduce"], "amin": ["reduce"],
+    "max": ["reduce", "compare"], "min": ["reduce", "compare"], "argmax": ["reduce", "compare"],
+    "argmin": ["reduce", "compare"], "all": ["reduce"], "any": ["reduce"],
+    "std": ["reduce", "sub", "mul", "reduce"],
+    "_softmax": ["reduce", "sub", "exp", "reduce", "div"],
+    "_log_softmax": ["reduce", "sub", "exp", "reduce", "log", "sub"],
+    "_softmax_backward_data": ["mul", "reduce", "sub", "mul"],
+    "_log_softmax_backward_data": ["exp", "reduce", "mul", "sub"],
+}
+# reductions that need several sweeps over a row (when the row does not fit UB)
+PASSES = {"std": 2, "_softmax": 3, "_log_softmax": 3, "_softmax_backward_data": 2,
+          "_log_softmax_backward_data": 2}
+WRITE_ONLY_SELF = {"copy_"}  # in-place ops that overwrite self without reading it
+
+
+def _tensor_args(op, args) -> list[Tensor]:
+    s = op.schema
+    out = [args[i] for i in s.tensor_arg_indices if isinstance(args[i], Tensor)]
+    for i in s.tensor_list_arg_indices:
+        out.extend(t for t in args[i] if isinstance(t, Tensor))
+    return out
+
+
+def _outputs(out) -> list[Tensor]:
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, Tensor)]
+
+
+def _cores_for(nbytes: float, limit: int) -> int:
+    spec = get_spec()
+    return max(1, min(spec.num_cores, limit, math.ceil(nbytes / spec.min_core_bytes)))
+
+
+def _shares(total: int, cores: int):
+    """Split ``total`` items over ``cores``: [(first core index, replicas, items)]."""
+    base, extra = divmod(total, cores)
+    groups = [(0, extra, base + 1), (extra, cores - extra, base)]
+    return [g for g in groups if g[1] > 0 and g[2] > 0]
+
+
+# --------------------------------------------------------------------------- streams
+
+
+def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str], *,
+                  gather: bool = False) -> KernelLaunch | None:
+    """An elementwise kernel over the largest output; see the module table."""
+    spec = get_spec()
+    n = max((o.numel() for o in outputs), default=0) or max((t.numel() for t in inputs), default=0)
+    if n == 0:
+        return None
+    sizes = [t.element_size() for t in inputs + outputs]
+    width = max(sizes)
+    streams, resident, min_read = [], [], 0
+    for t in inputs:
+        isz, numel = t.element_size(), t.numel()
+        if gather:
+            streams.append((isz, min(numel, n) / n))
+            min_read += min(numel, n) * isz
+            continue
+        min_read += numel * isz
+        if numel < n and round_up(numel * isz, spec.ub_align) <= spec.ub_bytes // 4:
+            resident.append((isz, numel))
+        else:
+            streams.append((isz, 1.0))
+    res_bytes = sum(round_up(k * isz, spec.ub_align) for isz, k in resident)
+    per_elem = 2 * (sum(isz for isz, _ in streams) + sum(o.element_size() for o in outputs))
+    per_elem += width if len(instructions) > 1 else 0
+    cores = _cores_for(n * width, n)
+    tile = (spec.ub_bytes - res_bytes) // max(per_elem, 1) // 32 * 32
+    if tile < 32:
+        raise NPUMemoryError(f"{name}: no 32-element tile fits UB ({spec.ub_bytes} bytes): "
+                             f"{res_bytes} bytes of resident inputs, {per_elem} bytes per element")
+    tile = min(tile, round_up(-(-n // cores), 32))
+    min_write = sum(o.numel() * o.element_size() for o in outputs)
+    with KernelLaunch(name, cores, min_read_bytes=min_read, min_write_bytes=min_write,
+                      counting=True) as k:
+        for first, replicas, elems in _shares(n, cores):
+            core = k.core(first, replicas)
+            pipe = TPipe()
+            res_q = [TQue(VECCALC, name=f"resident{j}") for j in range(len(resident))]
+            in_q = [TQue(VECIN, name=f"in{j}") for j in range(len(streams))]
+            out_q = [TQue(VECOUT, name=f"out{j}") for j in range(len(outputs))]
+            for q, (isz, numel) in zip(res_q, resident):
+                pipe.InitBuffer(q, 1, round_up(numel * isz, spec.ub_align))
+                DataCopy(q.AllocTensor(_dtype(isz)), GlobalTensor.meta(_dtype(isz)), numel)
+            for q, (isz, _) in zip(in_q, streams):
+                pipe.InitBuffer(q, 2, tile * isz)
+            for q, o in zip(out_q, outputs):
+                pipe.InitBuffer(q, 2, tile * o.element_size())
+            if len(instructions) > 1:
+                pipe.InitBuffer(TQue(VECCALC, name="tmp"), 1, tile * width)
+
+            def body(count):
+                for q, (isz, frac) in zip(in_q, streams):
+                    DataCopy(q.AllocTensor(_dtype(isz)), GlobalTensor.meta(_dtype(isz)),
+                             math.ceil(count * frac))
+                for ins in instructions:
+                    vector_instruction(ins, count * width)
+                for q, o in zip(out_q, outputs):
+                    DataCopy(GlobalTensor.meta(o.dtype.np), q.AllocTensor(o.dtype.np), count)
+
+            full, tail = divmod(elems, tile)
+            if full:
+                with core.tile(times=full):
+                    body(tile)
+            if tail:
+                with core.tile():
+                    body(tail)
+    return k
+
+
+def _dtype(itemsize: int):
+    return {1: "uint8", 2: "float16", 4: "float32", 8: "float64"}[itemsize]
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def reduction_kernel(name: str, op, args, inputs: list, outputs: list,
+                     instructions: list[str]) -> KernelLaunch | None:
+    spec = get_spec()
+    big = max(inputs, key=lambda t: t.numel())
+    ni = big.numel()
+    no = max((o.numel() for o in outputs), default=1)
+    if ni == 0:
+        return stream_kernel(name, [], outputs, ["duplicate"]) if no else None
+    if no >= ni and "dim" in op.schema.arg_names:  # softmax-like: rows along ``dim``
+        dim = args[op.schema.arg_names.index("dim")]
+        length = big.shape[dim] if big.ndim else 1
+    else:
+        length = ni // max(no, 1)
+    rows = ni // max(length, 1)
+    in_isz = sum(t.element_size() for t in inputs if t.numel() == ni)
+    out_row = sum(o.numel() * o.element_size() for o in outputs) / rows
+    width = max(t.element_size() for t in inputs + outputs)
+    cores = _cores_for(ni * width, rows)
+    per_row = 2 * length * in_isz + length * width + 2 * out_row + 2 * spec.ub_align
+    rows_per_tile = int(spec.ub_bytes // per_row)
+    passes = PASSES.get(op.name, 1)
+    min_read = sum(t.numel() * t.element_size() for t in inputs)
+    with KernelLaunch(name, cores, min_read_bytes=min_read, counting=True) as k:
+        for first, replicas, nrows in _shares(rows, cores):
+            core = k.core(first, replicas)
+            pipe = TPipe()
+            qin, qout = TQue(VECIN, name="in"), TQue(VECOUT, name="out")
+            if rows_per_tile >= 1:  # whole rows per tile
+                r = min(rows_per_tile, nrows)
+                chunk, chunks, sweeps = length, 1, 1
+            else:  # a row streams through in chunks, ``passes`` times
+                r = 1
+                chunk = int((spec.ub_bytes - 4 * spec.ub_align - 2 * out_row)
+                            // (2 * in_isz + width)) // 32 * 32
+                chunks, sweeps = math.ceil(length / chunk), passes
+            pipe.InitBuffer(qin, 2, round_up(r * chunk * in_isz, spec.ub_align))
+            pipe.InitBuffer(qout, 2, round_up(math.ceil(r * out_row), spec.ub_align))
+            pipe.InitBuffer(TQue(VECCALC, name="tmp"), 1, round_up(r * chunk * width,
+                                                                    spec.ub_align))
+
+            def body(nr, count, write):
+                DataCopy(qin.AllocTensor("uint8"), GlobalTensor.meta("uint8"),
+                         nr * count * in_isz)
+                for ins in instructions:
+                    vector_instruction(ins, nr * count * width)
+                if write:
+                    DataCopy(GlobalTensor.meta("uint8"), qout.AllocTensor("uint8"),
+                             math.ceil(nr * out_row))
+
+            if chunks == 1:
+                full, tail = divmod(nrows, r)
+                if full:
+                    with core.tile(times=full):
+                        body(r, length, True)
+                if tail:
+                    with core.tile():
+                        body(tail, length, True)
+            else:
+                last = length - (chunks - 1) * chunk
+                with core.tile(times=nrows * (sweeps * chunks - 1)):
+                    body(1, chunk, False)
+                with core.tile(times=nrows):
+                    body(1, last, True)
+    return k
+
+
+# --------------------------------------------------------------------------- cube
+
+
+def matmul_kernel(name: str, a: Tensor, b: Tensor, outputs: list) -> KernelLaunch | None:
+    """``[batch] (M, K) @ (K, N)`` in 128x128 blocks through L1 and L0 (see module table)."""
+    spec = get_spec()
+    m, kk, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = a.numel() // max(m * kk, 1) if a.ndim > 2 else 1
+    if m * n * batch == 0:
+        return None
+    if kk == 0:
+        return stream_kernel(name, [], outputs, ["duplicate"])
+    isz, acc = a.element_size(), max(4, a.element_size())
+    bm, bn = min(128, round_up(m, 16)), min(128, round_up(n, 16))
+    while bm * bn * acc > spec.l0c_bytes // 2:
+        bn //= 2
+    bk = max(16, spec.l0a_bytes // 2 // (128 * isz) // 16 * 16)
+    mb, nb, ks = math.ceil(m / bm), math.ceil(n / bn), math.ceil(kk / bk)
+    me, ne = math.ceil(m / mb), math.ceil(n / nb)  # rows/cols a block really moves
+    blocks = batch * mb * nb
+    cores = min(spec.num_cores, blocks)
+    dt, out_dt = a.dtype.np, outputs[0].dtype.np
+    with KernelLaunch(name, cores, counting=True) as k:
+        for first, replicas, nblk in _shares(blocks, cores):
+            core = k.core(first, replicas)
+            pipe = TPipe()
+            qa1, qb1, qa2, qb2, qc = (TQue(A1, name="a_l1"), TQue(B1, name="b_l1"),
+                                      TQue(A2, name="a_l0a"), TQue(B2, name="b_l0b"),
+                                      TQue(CO1, name="c_l0c"))
+            for q, size in ((qa1, bm * bk * isz), (qb1, bk * bn * isz), (qa2, bm * bk * isz),
+                            (qb2, bk * bn * isz), (qc, bm * bn * acc)):
+                pipe.InitBuffer(q, 2, round_up(size, 512))
+
+            def kstep(kc, last):
+                a1, b1 = qa1.AllocTensor(dt), qb1.AllocTensor(dt)
+                DataCopy(a1, GlobalTensor.meta(dt), me * kc)
+                DataCopy(b1, GlobalTensor.meta(dt), kc * ne)
+                a2, b2 = qa2.AllocTensor(dt), qb2.AllocTensor(dt)
+                DataCopy(a2, a1, me * kc)
+                DataCopy(b2, b1, kc * ne)
+                c = qc.AllocTensor("float32")
+                Mmad(c, a2, b2, me, ne, kc)
+                if last:
+                    Fixpipe(GlobalTensor.meta(out_dt), c, me * ne)
+
+            if ks > 1:
+                with core.tile(times=nblk * (ks - 1)):
+                    kstep(bk, False)
+            with core.tile(times=nblk):
+                kstep(kk - (ks - 1) * bk, True)
+    return k
+
+
+# --------------------------------------------------------------------------- the op kernel
+
+_depth = [0]  # > 0 while an npu kernel runs: ops it calls internally are part of it
+
+
+def npu_kernel(op, base=None):
+    """The PrivateUse1 kernel of ``op``: the table's numpy kernel, then the op's Ascend C
+    skeleton in counting mode.  Inputs in a private format are cast to ND first, as torch_npu
+    does for an op that does not take the format (a visible ``TransData`` kernel)."""
+    from . import formats
+
+    base = base if base is not None else op.kernels[DispatchKey.NPU]
+    opdef = op.opdef
+    category = opdef.category if opdef is not None else POINTWISE
+    name = f"{op.namespace}::{op.name}"
+    key = op.name.rstrip("_") if op.name not in INSTRUCTIONS else op.name
+    instructions = INSTRUCTIONS.get(op.name, INSTRUCTIONS.get(key, [key]))
+
+    def kernel(*args):
+        if _depth[0] or category == VIEW:
+            return base(*args)
+        inputs = _tensor_args(op, args)
+        for t in inputs:
+            if getattr(t, "_npu_format", formats.ND) != formats.ND:
+                formats.trans_data(t)
+        _depth[0] += 1
+        try:
+            out = base(*args)
+        finally:
+            _depth[0] -= 1
+        outputs = [o for o in _outputs(out) if o._device.type == "npu"]
+        if not outputs and any(o._device.type != "npu" for o in _outputs(out)):
+            return out  # a copy to the host (``x.cpu()``) is a DMA, not a kernel
+        if op.name in WRITE_ONLY_SELF:
+            inputs = inputs[1:]
+        if category == MATMUL and len(inputs) >= 2 and inputs[0].ndim >= 2:
+            matmul_kernel(name, inputs[0], inputs[1], outputs)
+        elif category == REDUCTION and inputs:
+            reduction_kernel(name, op, args, inputs, outputs, instructions)
+        elif category in (CREATION, RANDOM):
+            if instructions:
+                stream_kernel(name, [], outputs, instructions)
+        else:
+            stream_kernel(name, inputs, outputs, instructions, gather=category == INDEXING)
+        return out
+
+    kernel.__name__ = f"npu_{op.name}"
+    kernel.__qualname__ = kernel.__name__
+    return kernel
+
+
+def table_overloads(category: str) -> list:
+    """The op-table overloads of ``category`` that have a backend kernel to wrap."""
+    from ..ops.table import OP_TABLE
+
+    return [d.overload for d in OP_TABLE.values()
+            if d.category == category and DispatchKey.NPU in d.overload.kernels]
