@@ -35,6 +35,7 @@ from ..ops.table import CREATION, INDEXING, MATMUL, POINTWISE, RANDOM, REDUCTION
 from .kernel import (A1, A2, B1, B2, CO1, VECCALC, VECIN, VECOUT, DataCopy, Fixpipe,
                      GlobalTensor, KernelLaunch, Mmad, TPipe, TQue, vector_instruction)
 from .memory import NPUMemoryError, round_up
+from .profiler import KernelRecord, record_kernel
 from .spec import get_spec
 
 # op name -> the vector instructions one element goes through (default: [op name])
@@ -93,17 +94,21 @@ def _shares(total: int, cores: int):
 
 
 def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str], *,
-                  gather: bool = False) -> KernelLaunch | None:
+                  gather: bool = False) -> KernelRecord | None:
     """An elementwise kernel over the largest output; see the module table."""
+    ins = tuple((t.element_size(), t.numel()) for t in inputs)
+    outs = tuple((o.element_size(), o.numel()) for o in outputs)
+    return _launch((name, ins, outs, tuple(instructions), gather), _stream)
+
+
+def _stream(name, inputs, outputs, instructions, gather) -> KernelRecord | None:
     spec = get_spec()
-    n = max((o.numel() for o in outputs), default=0) or max((t.numel() for t in inputs), default=0)
+    n = max((k for _, k in outputs), default=0) or max((k for _, k in inputs), default=0)
     if n == 0:
         return None
-    sizes = [t.element_size() for t in inputs + outputs]
-    width = max(sizes)
+    width = max(isz for isz, _ in inputs + outputs)
     streams, resident, min_read = [], [], 0
-    for t in inputs:
-        isz, numel = t.element_size(), t.numel()
+    for isz, numel in inputs:
         if gather:
             streams.append((isz, min(numel, n) / n))
             min_read += min(numel, n) * isz
@@ -114,7 +119,7 @@ def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str
         else:
             streams.append((isz, 1.0))
     res_bytes = sum(round_up(k * isz, spec.ub_align) for isz, k in resident)
-    per_elem = 2 * (sum(isz for isz, _ in streams) + sum(o.element_size() for o in outputs))
+    per_elem = 2 * (sum(isz for isz, _ in streams) + sum(isz for isz, _ in outputs))
     per_elem += width if len(instructions) > 1 else 0
     cores = _cores_for(n * width, n)
     tile = (spec.ub_bytes - res_bytes) // max(per_elem, 1) // 32 * 32
@@ -122,9 +127,9 @@ def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str
         raise NPUMemoryError(f"{name}: no 32-element tile fits UB ({spec.ub_bytes} bytes): "
                              f"{res_bytes} bytes of resident inputs, {per_elem} bytes per element")
     tile = min(tile, round_up(-(-n // cores), 32))
-    min_write = sum(o.numel() * o.element_size() for o in outputs)
+    min_write = sum(isz * k for isz, k in outputs)
     with KernelLaunch(name, cores, min_read_bytes=min_read, min_write_bytes=min_write,
-                      counting=True) as k:
+                      counting=True, record=False) as k:
         for first, replicas, elems in _shares(n, cores):
             core = k.core(first, replicas)
             pipe = TPipe()
@@ -136,8 +141,8 @@ def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str
                 DataCopy(q.AllocTensor(_dtype(isz)), GlobalTensor.meta(_dtype(isz)), numel)
             for q, (isz, _) in zip(in_q, streams):
                 pipe.InitBuffer(q, 2, tile * isz)
-            for q, o in zip(out_q, outputs):
-                pipe.InitBuffer(q, 2, tile * o.element_size())
+            for q, (isz, _) in zip(out_q, outputs):
+                pipe.InitBuffer(q, 2, tile * isz)
             if len(instructions) > 1:
                 pipe.InitBuffer(TQue(VECCALC, name="tmp"), 1, tile * width)
 
@@ -147,8 +152,8 @@ def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str
                              math.ceil(count * frac))
                 for ins in instructions:
                     vector_instruction(ins, count * width)
-                for q, o in zip(out_q, outputs):
-                    DataCopy(GlobalTensor.meta(o.dtype.np), q.AllocTensor(o.dtype.np), count)
+                for q, (isz, _) in zip(out_q, outputs):
+                    DataCopy(GlobalTensor.meta(_dtype(isz)), q.AllocTensor(_dtype(isz)), count)
 
             full, tail = divmod(elems, tile)
             if full:
@@ -157,7 +162,7 @@ def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str
             if tail:
                 with core.tile():
                     body(tail)
-    return k
+    return k.record
 
 
 def _dtype(itemsize: int):
@@ -168,28 +173,36 @@ def _dtype(itemsize: int):
 
 
 def reduction_kernel(name: str, op, args, inputs: list, outputs: list,
-                     instructions: list[str]) -> KernelLaunch | None:
-    spec = get_spec()
+                     instructions: list[str]) -> KernelRecord | None:
     big = max(inputs, key=lambda t: t.numel())
     ni = big.numel()
     no = max((o.numel() for o in outputs), default=1)
     if ni == 0:
         return stream_kernel(name, [], outputs, ["duplicate"]) if no else None
-    if no >= ni and "dim" in op.schema.arg_names:  # softmax-like: rows along ``dim``
-        dim = args[op.schema.arg_names.index("dim")]
+    names = op.schema.arg_names
+    dim = args[names.index("dim")] if "dim" in names else None
+    if no >= ni and isinstance(dim, int):  # softmax-like: rows along ``dim``
         length = big.shape[dim] if big.ndim else 1
     else:
         length = ni // max(no, 1)
+    ins = tuple((t.element_size(), t.numel()) for t in inputs)
+    outs = tuple((o.element_size(), o.numel()) for o in outputs)
+    return _launch((name, ins, outs, tuple(instructions), length, PASSES.get(op.name, 1)),
+                   _reduce)
+
+
+def _reduce(name, inputs, outputs, instructions, length, passes) -> KernelRecord | None:
+    spec = get_spec()
+    ni = max(k for _, k in inputs)
     rows = ni // max(length, 1)
-    in_isz = sum(t.element_size() for t in inputs if t.numel() == ni)
-    out_row = sum(o.numel() * o.element_size() for o in outputs) / rows
-    width = max(t.element_size() for t in inputs + outputs)
+    in_isz = sum(isz for isz, k in inputs if k == ni)
+    out_row = sum(isz * k for isz, k in outputs) / rows
+    width = max(isz for isz, _ in inputs + outputs)
     cores = _cores_for(ni * width, rows)
     per_row = 2 * length * in_isz + length * width + 2 * out_row + 2 * spec.ub_align
     rows_per_tile = int(spec.ub_bytes // per_row)
-    passes = PASSES.get(op.name, 1)
-    min_read = sum(t.numel() * t.element_size() for t in inputs)
-    with KernelLaunch(name, cores, min_read_bytes=min_read, counting=True) as k:
+    min_read = sum(isz * k for isz, k in inputs)
+    with KernelLaunch(name, cores, min_read_bytes=min_read, counting=True, record=False) as k:
         for first, replicas, nrows in _shares(rows, cores):
             core = k.core(first, replicas)
             pipe = TPipe()
@@ -230,22 +243,28 @@ def reduction_kernel(name: str, op, args, inputs: list, outputs: list,
                     body(1, chunk, False)
                 with core.tile(times=nrows):
                     body(1, last, True)
-    return k
+    return k.record
 
 
 # --------------------------------------------------------------------------- cube
 
 
-def matmul_kernel(name: str, a: Tensor, b: Tensor, outputs: list) -> KernelLaunch | None:
+def matmul_kernel(name: str, a: Tensor, b: Tensor, outputs: list) -> KernelRecord | None:
     """``[batch] (M, K) @ (K, N)`` in 128x128 blocks through L1 and L0 (see module table)."""
-    spec = get_spec()
     m, kk, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    batch = a.numel() // max(m * kk, 1) if a.ndim > 2 else 1
+    batch = 1
+    for s in a.shape[:-2]:
+        batch *= s
     if m * n * batch == 0:
         return None
     if kk == 0:
         return stream_kernel(name, [], outputs, ["duplicate"])
-    isz, acc = a.element_size(), max(4, a.element_size())
+    return _launch((name, batch, m, kk, n, a._data.dtype, outputs[0]._data.dtype), _matmul)
+
+
+def _matmul(name, batch, m, kk, n, dt, out_dt) -> KernelRecord:
+    spec = get_spec()
+    isz, acc = dt.itemsize, max(4, dt.itemsize)
     bm, bn = min(128, round_up(m, 16)), min(128, round_up(n, 16))
     while bm * bn * acc > spec.l0c_bytes // 2:
         bn //= 2
@@ -254,8 +273,7 @@ def matmul_kernel(name: str, a: Tensor, b: Tensor, outputs: list) -> KernelLaunc
     me, ne = math.ceil(m / mb), math.ceil(n / nb)  # rows/cols a block really moves
     blocks = batch * mb * nb
     cores = min(spec.num_cores, blocks)
-    dt, out_dt = a.dtype.np, outputs[0].dtype.np
-    with KernelLaunch(name, cores, counting=True) as k:
+    with KernelLaunch(name, cores, counting=True, record=False) as k:
         for first, replicas, nblk in _shares(blocks, cores):
             core = k.core(first, replicas)
             pipe = TPipe()
@@ -283,7 +301,30 @@ def matmul_kernel(name: str, a: Tensor, b: Tensor, outputs: list) -> KernelLaunc
                     kstep(bk, False)
             with core.tile(times=nblk):
                 kstep(kk - (ks - 1) * bk, True)
-    return k
+    return k.record
+
+
+# --------------------------------------------------------------------------- the cost cache
+
+_cache: dict = {}
+_cache_spec: list = [None]
+
+
+def _launch(key: tuple, build):
+    """Record the kernel ``build(*key)`` describes.  Its cost depends on sizes only, so it is
+    computed once per (sizes, spec) and replayed from a cache afterwards."""
+    spec = get_spec()
+    if _cache_spec[0] is not spec:
+        _cache.clear()
+        _cache_spec[0] = spec
+    rec = _cache.get(key)
+    if rec is None:
+        if len(_cache) > 4096:
+            _cache.clear()
+        rec = _cache[key] = build(*key)
+    if rec is not None:
+        record_kernel(rec)
+    return rec
 
 
 # --------------------------------------------------------------------------- the op kernel

@@ -346,13 +346,14 @@ class KernelLaunch:
 
     def __init__(self, name: str, block_dim: int, *, min_read_bytes: int | None = None,
                  min_write_bytes: int | None = None, counting: bool = False,
-                 spec: NPUSpec | None = None, kind: str = "eager"):
+                 spec: NPUSpec | None = None, kind: str = "eager", record: bool = True):
         self.spec = spec or get_spec()
         if not 1 <= block_dim <= self.spec.num_cores:
             raise ValueError(f"kernel '{name}': block_dim {block_dim} is outside 1.."
                              f"{self.spec.num_cores} (the spec's AI cores)")
         self.name, self.block_dim, self.counting, self.kind = name, block_dim, counting, kind
         self.min_read, self.min_write = min_read_bytes, min_write_bytes
+        self._publish = record  # hand the record to the active profilers on exit
         self._cores: list[CoreContext] = []
         self.record: KernelRecord | None = None
 
@@ -375,7 +376,8 @@ class KernelLaunch:
         _state.launch, _state.core = self._prev
         if exc_type is None:
             self.record = self.finish()
-            record_kernel(self.record)
+            if self._publish:
+                record_kernel(self.record)
 
     def finish(self) -> KernelRecord:
         spec = self.spec
