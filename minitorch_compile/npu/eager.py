@@ -207,42 +207,47 @@ def _reduce(name, inputs, outputs, instructions, length, passes) -> KernelRecord
             core = k.core(first, replicas)
             pipe = TPipe()
             qin, qout = TQue(VECIN, name="in"), TQue(VECOUT, name="out")
+            out_elem = out_row / length  # output bytes per input element of a row
             if rows_per_tile >= 1:  # whole rows per tile
                 r = min(rows_per_tile, nrows)
                 chunk, chunks, sweeps = length, 1, 1
-            else:  # a row streams through in chunks, ``passes`` times
+            else:  # a row streams through in chunks, ``passes`` sweeps; the last one writes
                 r = 1
-                chunk = int((spec.ub_bytes - 4 * spec.ub_align - 2 * out_row)
-                            // (2 * in_isz + width)) // 32 * 32
+                chunk = int((spec.ub_bytes - 6 * spec.ub_align)
+                            // (2 * in_isz + width + 2 * out_elem)) // 32 * 32
                 chunks, sweeps = math.ceil(length / chunk), passes
             pipe.InitBuffer(qin, 2, round_up(r * chunk * in_isz, spec.ub_align))
-            pipe.InitBuffer(qout, 2, round_up(math.ceil(r * out_row), spec.ub_align))
+            pipe.InitBuffer(qout, 2, round_up(math.ceil(r * chunk * out_elem), spec.ub_align))
             pipe.InitBuffer(TQue(VECCALC, name="tmp"), 1, round_up(r * chunk * width,
                                                                     spec.ub_align))
 
-            def body(nr, count, write):
+            def body(nr, count, out_bytes):
                 DataCopy(qin.AllocTensor("uint8"), GlobalTensor.meta("uint8"),
                          nr * count * in_isz)
                 for ins in instructions:
                     vector_instruction(ins, nr * count * width)
-                if write:
+                if out_bytes:
                     DataCopy(GlobalTensor.meta("uint8"), qout.AllocTensor("uint8"),
-                             math.ceil(nr * out_row))
+                             math.ceil(out_bytes))
 
             if chunks == 1:
                 full, tail = divmod(nrows, r)
                 if full:
                     with core.tile(times=full):
-                        body(r, length, True)
+                        body(r, length, r * out_row)
                 if tail:
                     with core.tile():
-                        body(tail, length, True)
+                        body(tail, length, tail * out_row)
             else:
                 last = length - (chunks - 1) * chunk
-                with core.tile(times=nrows * (sweeps * chunks - 1)):
-                    body(1, chunk, False)
+                if sweeps > 1:  # the sweeps before the last read only
+                    with core.tile(times=nrows * (sweeps - 1) * chunks):
+                        body(1, chunk, 0)
+                if chunks > 1:
+                    with core.tile(times=nrows * (chunks - 1)):
+                        body(1, chunk, chunk * out_elem)
                 with core.tile(times=nrows):
-                    body(1, last, True)
+                    body(1, last, last * out_elem)
     return k.record
 
 
