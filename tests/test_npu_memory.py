@@ -168,7 +168,8 @@ def test_cube_kernel_mmad_through_l1_and_l0():
 
 # --------------------------------------------------------------------------- eager invariants
 
-SHAPES = st.lists(st.integers(1, 300), min_size=1, max_size=3).map(tuple)
+SHAPES = st.lists(st.integers(1, 300), min_size=1, max_size=3).map(tuple).filter(
+    lambda s: np.prod(s) <= 200_000)
 
 
 @settings(max_examples=30, deadline=None)
@@ -190,7 +191,7 @@ def test_eager_kernels_keep_the_accounting_invariants(shape, dtype, op):
         elif op == "mul_bcast":
             x * mtc.randn(shape[-1]).to(dtype).npu()
         else:
-            m = x.reshape(-1, shape[-1])
+            m = x.reshape(-1, shape[-1])[:300]
             m @ m.t()
     assert prof.kernels
     for k in prof.kernels:
