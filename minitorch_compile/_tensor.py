@@ -25,7 +25,6 @@ from ._device import CPU, META, as_device
 from ._dtype import from_numpy_dtype
 from ._size import Size
 
-
 # device type -> a function called with the array of every new tensor on that device
 # (``_device._register_device_module`` installs the device module's ``_track_storage``)
 _STORAGE_HOOKS: dict = {}

@@ -16,8 +16,7 @@ Kernels compute with numpy on the host; the memory model (``spec``, ``memory``, 
 from __future__ import annotations
 
 from .. import _device
-from .formats import (FORMAT_NAMES, FRACTAL_NZ, FRACTAL_Z, NC1HWC0, NCDHW, NCHW, NDHWC, NHWC,
-                      ND)
+from .formats import FORMAT_NAMES, FRACTAL_NZ, FRACTAL_Z, NC1HWC0, NCDHW, NCHW, ND, NDHWC, NHWC
 from .kernel import KernelLaunch
 from .memory import NPUMemoryError, gm
 from .memory import track_npu_storage as _track_storage  # noqa: F401 - the GM hook

@@ -17,19 +17,19 @@ from .eager import npu_kernel, table_overloads
 
 # --- 1. supported: aten ops get a PrivateUse1 (NPU) kernel
 aten_npu = Library("aten", "IMPL", "PrivateUse1")
-for op in table_overloads('pointwise'):
+for op in table_overloads('pointwise'):  # every pointwise op of the table
     aten_npu.impl(op, npu_kernel(op), "PrivateUse1")
-for op in table_overloads('reduction'):
+for op in table_overloads('reduction'):  # every reduction op of the table
     aten_npu.impl(op, npu_kernel(op), "PrivateUse1")
-for op in table_overloads('matmul'):
+for op in table_overloads('matmul'):  # every matmul op of the table
     aten_npu.impl(op, npu_kernel(op), "PrivateUse1")
-for op in table_overloads('indexing'):
+for op in table_overloads('indexing'):  # every indexing op of the table
     aten_npu.impl(op, npu_kernel(op), "PrivateUse1")
-for op in table_overloads('creation'):
+for op in table_overloads('creation'):  # every creation op of the table
     aten_npu.impl(op, npu_kernel(op), "PrivateUse1")
-for op in table_overloads('random'):
+for op in table_overloads('random'):  # every random op of the table
     aten_npu.impl(op, npu_kernel(op), "PrivateUse1")
-for op in table_overloads('view'):
+for op in table_overloads('view'):  # every view op of the table
     aten_npu.impl(op, npu_kernel(op), "PrivateUse1")
 
 # --- 2. custom: ops defined by schema in the npu namespace
@@ -50,7 +50,7 @@ npu_lib.impl('npu_fast_gelu_backward', native.npu_fast_gelu_backward, "PrivateUs
 
 
 def _setup_npu_fast_gelu(ctx, inputs, output):
-    ctx.save_for_backward(*[inputs[i] for i in [0]])
+    ctx.save_for_backward(inputs[0])
 
 
 def _backward_npu_fast_gelu(ctx, grad):
@@ -62,13 +62,10 @@ register_autograd("npu::npu_fast_gelu", _backward_npu_fast_gelu, setup_context=_
 
 
 def _setup_npu_format_cast(ctx, inputs, output):
-    ctx.save_for_backward(*[inputs[i] for i in [0]])
-    ctx.acl_format = inputs[1]
+    pass  # the formula needs nothing but grad
 
 
 def _backward_npu_format_cast(ctx, grad):
-    self, = ctx.saved_tensors
-    acl_format = ctx.acl_format
     return grad, None
 
 

@@ -72,7 +72,7 @@ def _supported(entries) -> list[str]:
             cat = e["category"]
             if cat not in CATEGORIES:
                 raise ValueError(f"supported: unknown category {cat!r}; one of {CATEGORIES}")
-            lines.append(f"for op in table_overloads({cat!r}):")
+            lines.append(f"for op in table_overloads({cat!r}):  # every {cat} op of the table")
             lines.append('    aten_npu.impl(op, npu_kernel(op), "PrivateUse1")')
         else:
             name = parse_schema(f"{e}() -> ()").qualified_name  # a valid op name, nothing else
@@ -133,12 +133,21 @@ def _derivatives(entries, custom_names: set) -> list[str]:
             else:
                 grads.append("None")
         n = schema.name
-        unpack = ", ".join(tensors) + ("," if len(tensors) == 1 else "")
-        others = [a for a in args if a not in tensors]
-        lines += ["", "", f"def _setup_{n}(ctx, inputs, output):",
-                  f"    ctx.save_for_backward(*[inputs[i] for i in {[args.index(t) for t in tensors]}])"]
+        used = {node.id for g in grads for node in ast.walk(ast.parse(g, mode="eval"))
+                if isinstance(node, ast.Name)}
+        saved = [t for t in tensors if t in used]
+        others = [a for a in args if a not in tensors and a in used]
+        lines += ["", "", f"def _setup_{n}(ctx, inputs, output):"]
+        if saved:
+            picks = ", ".join(f"inputs[{args.index(t)}]" for t in saved)
+            lines.append(f"    ctx.save_for_backward({picks})")
         lines += [f"    ctx.{a} = inputs[{args.index(a)}]" for a in others]
-        lines += ["", "", f"def _backward_{n}(ctx, grad):", f"    {unpack} = ctx.saved_tensors"]
+        if not saved and not others:
+            lines.append("    pass  # the formula needs nothing but grad")
+        lines += ["", "", f"def _backward_{n}(ctx, grad):"]
+        if saved:
+            names = ", ".join(saved) + ("," if len(saved) == 1 else "")
+            lines.append(f"    {names} = ctx.saved_tensors")
         lines += [f"    {a} = ctx.{a}" for a in others]
         lines += [f"    return {', '.join(grads)}"]
         lines += ["", "", f'register_autograd("npu::{n}", _backward_{n}, setup_context=_setup_{n})']

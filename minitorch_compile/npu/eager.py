@@ -32,8 +32,24 @@ import math
 from .._dispatch import DispatchKey
 from .._tensor import Tensor
 from ..ops.table import CREATION, INDEXING, MATMUL, POINTWISE, RANDOM, REDUCTION, VIEW
-from .kernel import (A1, A2, B1, B2, CO1, VECCALC, VECIN, VECOUT, DataCopy, Fixpipe,
-                     GlobalTensor, KernelLaunch, Mmad, TPipe, TQue, vector_instruction)
+from .kernel import (
+    A1,
+    A2,
+    B1,
+    B2,
+    CO1,
+    VECCALC,
+    VECIN,
+    VECOUT,
+    DataCopy,
+    Fixpipe,
+    GlobalTensor,
+    KernelLaunch,
+    Mmad,
+    TPipe,
+    TQue,
+    vector_instruction,
+)
 from .memory import NPUMemoryError, round_up
 from .profiler import KernelRecord, record_kernel
 from .spec import get_spec

@@ -93,7 +93,8 @@ class LocalTensor:
     __slots__ = ("buffer", "alloc", "dtype", "counting")
 
     def __init__(self, buffer: LocalBuffer, alloc, dtype, counting: bool):
-        self.buffer, self.alloc, self.dtype, self.counting = buffer, alloc, np.dtype(dtype), counting
+        self.buffer, self.alloc, self.counting = buffer, alloc, counting
+        self.dtype = np.dtype(dtype)
 
     @property
     def position(self) -> str:
