@@ -118,7 +118,7 @@ class profile:
                 ("MTE2 cyc", "mte2_cycles", "{:,.0f}"), ("Vector cyc", "vector_cycles", "{:,.0f}"),
                 ("Cube cyc", "cube_cycles", "{:,.0f}"), ("MTE3 cyc", "mte3_cycles", "{:,.0f}"),
                 ("Time us", "time_us", "{:.3f}"), ("Serial us", "time_us_serial", "{:.3f}"),
-                ("Bound us", "lower_bound_us", "{:.3f}"), ("Bound", "bound", "{}")]
+                ("Lower us", "lower_bound_us", "{:.3f}"), ("Bound", "bound", "{}")]
         body = [[fmt.format(r[key]) for _, key, fmt in cols] for r in rows[:row_limit]]
         t = self.totals()
         total = ["Total", str(t["kernels"])] + [
