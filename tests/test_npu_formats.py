@@ -139,3 +139,13 @@ def test_format_cast_is_differentiable_and_grads_are_logical():
     y = mtc.npu.npu_format_cast(x, F.FRACTAL_NZ)
     (y * y).sum().backward()
     np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * x.detach().cpu().numpy(), rtol=1e-6)
+
+
+@settings(max_examples=20)
+@given(fmt=st.sampled_from(FORMATS), shape=st.tuples(small, dims, small, dims))
+def test_gm_offsets_say_where_each_element_lives(fmt, shape):
+    x = _arr(shape)
+    offsets = F.gm_offsets(shape, fmt)
+    flat = F.to_physical(x, fmt).reshape(-1)
+    np.testing.assert_array_equal(flat[offsets], x)
+    assert len(np.unique(offsets)) == x.size

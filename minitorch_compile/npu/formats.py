@@ -189,3 +189,17 @@ class _Bytes:
 
     def element_size(self) -> int:
         return 1
+
+
+def gm_offsets(shape, fmt: int) -> np.ndarray:
+    """For each logical element, its offset (in elements) in the physical GM array: a picture
+    of the layout (``print(gm_offsets((20, 18), FRACTAL_NZ))``)."""
+    shape = tuple(shape)
+    check_format(fmt, shape)
+    numel = int(np.prod(shape)) if shape else 1
+    ids = np.arange(numel, dtype=np.int64).reshape(shape) + 1  # 0 is the padding
+    phys = to_physical(ids, fmt).reshape(-1)
+    offsets = np.empty(numel, dtype=np.int64)
+    where = np.nonzero(phys)[0]
+    offsets[phys[where] - 1] = where
+    return offsets.reshape(shape)
