@@ -69,7 +69,8 @@ class Tensor:
         t = object.__new__(cls)
         t._data = data
         t._device = device
-        if device is not CPU and _STORAGE_HOOKS and device is not None:
+        if device is not CPU and _STORAGE_HOOKS and device is not None \
+                and not cls._has_torch_dispatch:  # fake / wrapper tensors hold no memory
             hook = _STORAGE_HOOKS.get(device.type)
             if hook is not None:
                 hook(data)  # a device allocator counting its memory (mtc.npu's GM)

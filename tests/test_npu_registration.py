@@ -150,3 +150,29 @@ def test_a_library_override_on_privateuse1_is_undone_back_to_the_device_kernel()
     finally:
         lib._destroy()
     assert op.kernels[DispatchKey.NPU] is device_kernel
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compiled_functions_run_on_npu_and_fake_tensors_hold_no_gm(backend):
+    import gc
+
+    from minitorch_compile.fx.fake_tensor import FakeTensorMode
+
+    x = mtc.randn(8, 8, device="npu", requires_grad=True)
+
+    def f(x):
+        return (x.cos().cos() * 2).sum()
+
+    expected = f(x)
+    (gx,) = mtc.autograd.grad(expected, x)
+    with mtc.npu.profile() as prof:
+        out = mtc.compile(f, backend=backend)(x)
+        out.backward()
+    assert out.device.type == "npu" and out.item() == expected.item()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), gx.cpu().numpy())
+    assert {"aten::cos", "aten::sin"} <= {k.name for k in prof.kernels}
+    gc.collect()
+    before = mtc.npu.memory_allocated()
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(x).cos()
+    assert fake.device.type == "npu" and mtc.npu.memory_allocated() == before

@@ -218,7 +218,9 @@ def vector_instruction(name: str, nbytes: int) -> None:
     core.add("Vector", units.vector_cycles(core.spec, name, nbytes))
 
 
-def _vector(name: str, fn, dst: LocalTensor, srcs: tuple, count: int, *scalars) -> None:
+def vector_op(name: str, fn, dst: LocalTensor, srcs: tuple, count: int, *scalars) -> None:
+    """Any vector instruction: ``dst[:count] = fn(*srcs[:count], *scalars)``, costed as the
+    cost-table entry ``name`` (what a code generator uses for an op without an Ascend C name)."""
     width = max([dst.dtype.itemsize] + [s.dtype.itemsize for s in srcs])
     vector_instruction(name, count * width)
     if not dst.counting:
@@ -247,7 +249,7 @@ def _make_instruction(op: str):
     def instruction(dst, *args):
         srcs, rest = args[:nsrc], args[nsrc:]
         scalars, count = rest[:-1], rest[-1]
-        _vector(name, fn, dst, srcs, count, *scalars)
+        vector_op(name, fn, dst, srcs, count, *scalars)
 
     instruction.__name__ = op
     instruction.__doc__ = f"Ascend C ``{op}``: {nsrc} source(s), costed as '{name}'."
@@ -259,15 +261,15 @@ for _op in VECTOR_INSTRUCTIONS:
 
 
 def Duplicate(dst: LocalTensor, value, count: int) -> None:  # noqa: N802
-    _vector("duplicate", lambda: value, dst, (), count)
+    vector_op("duplicate", lambda: value, dst, (), count)
 
 
 def ReduceSum(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
-    _vector("reduce", lambda x: np.sum(x, keepdims=True), dst, (src,), count)
+    vector_op("reduce", lambda x: np.sum(x, keepdims=True), dst, (src,), count)
 
 
 def ReduceMax(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
-    _vector("reduce", lambda x: np.max(x, keepdims=True), dst, (src,), count)
+    vector_op("reduce", lambda x: np.max(x, keepdims=True), dst, (src,), count)
 
 
 # --------------------------------------------------------------------------- cores and launch

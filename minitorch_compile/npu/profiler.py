@@ -15,7 +15,6 @@ Invariants every record keeps (``tests/test_npu_memory.py`` checks them):
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 
@@ -136,6 +135,3 @@ class profile:
     def __repr__(self) -> str:
         return f"<mtc.npu.profile: {len(self.kernels)} kernels>"
 
-
-def replace(rec: KernelRecord, **changes) -> KernelRecord:
-    return dataclasses.replace(rec, **changes)
