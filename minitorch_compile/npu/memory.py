@@ -43,36 +43,31 @@ class GMAllocator:
     def __init__(self):
         self.allocated = 0
         self.peak = 0
-        self._live: dict[int, int] = {}  # id(root array) -> bytes charged
-
-    @staticmethod
-    def _root(arr: np.ndarray) -> np.ndarray:
-        while isinstance(arr.base, np.ndarray):
-            arr = arr.base
-        return arr
+        self._live: dict[int, tuple] = {}  # id(root array) -> (bytes charged, weak reference)
 
     def track(self, arr: np.ndarray, nbytes: int | None = None) -> None:
         """Charge the storage behind ``arr`` (once); ``nbytes`` overrides its size."""
-        root = self._root(arr)
+        root = arr
+        while isinstance(root.base, np.ndarray):
+            root = root.base
         key = id(root)
-        size = round_up(root.nbytes if nbytes is None else nbytes, get_spec().gm_align)
         old = self._live.get(key)
-        if old is not None:
-            if nbytes is None or old == size:
-                return
-            self.allocated += size - old  # re-charged at its physical (format) size
-            self._live[key] = size
+        if old is not None and nbytes is None:
+            return
+        size = round_up(root.nbytes if nbytes is None else nbytes, get_spec().gm_align)
+        if old is not None:  # re-charged at its physical (format) size
+            self.allocated += size - old[0]
+            self._live[key] = (size, old[1])
         else:
-            self._live[key] = size
+            self._live[key] = (size, weakref.ref(root, lambda _, key=key: self._free(key)))
             self.allocated += size
-            try:
-                weakref.finalize(root, self._free, key)
-            except TypeError:  # pragma: no cover - every ndarray supports weak references
-                pass
-        self.peak = max(self.peak, self.allocated)
+        if self.allocated > self.peak:
+            self.peak = self.allocated
 
     def _free(self, key: int) -> None:
-        self.allocated -= self._live.pop(key, 0)
+        entry = self._live.pop(key, None)
+        if entry is not None:
+            self.allocated -= entry[0]
 
     def reset_peak(self) -> None:
         self.peak = self.allocated
