@@ -275,3 +275,14 @@ def test_memory_allocated_follows_live_tensors_in_512_byte_blocks():
     assert mtc.npu.memory_allocated() == base
     mtc.npu.reset_peak_memory_stats()
     assert mtc.npu.max_memory_allocated() == base
+
+
+def test_concat_of_many_small_tensors_and_gathers_count_what_they_read():
+    xs = [mtc.randn(3, dtype=mtc.float64, device="npu") for _ in range(1000)]
+    weight = mtc.randn(100_000, 8, device="npu")
+    with mtc.npu.profile() as prof:
+        mtc.cat(xs)
+        mtc.nn.functional.embedding(mtc.tensor([1, 5, 7], device="npu"), weight)
+    cat, emb = prof.kernels
+    assert (cat.gm_read_bytes, cat.gm_write_bytes) == (24_000, 24_000)  # no UB overflow
+    assert emb.gm_read_bytes == 3 * 8 + 3 * 8 * 4  # the indices and the rows they pick

@@ -403,10 +403,10 @@ class KernelLaunch:
         launch = spec.kernel_launch_us
         return KernelRecord(
             name=self.name, kind=self.kind, block_dim=self.block_dim,
-            gm_read_bytes=int(read), gm_write_bytes=int(write), min_gm_bytes=int(min_bytes),
+            gm_read_bytes=round(read), gm_write_bytes=round(write), min_gm_bytes=round(min_bytes),
             mte2_cycles=stage["MTE2"], mte1_cycles=stage["MTE1"], vector_cycles=stage["Vector"],
             cube_cycles=stage["Cube"], mte3_cycles=stage["MTE3"],
-            l1_bytes=int(total("l1_bytes")), l0_bytes=int(total("l0_bytes")),
+            l1_bytes=round(total("l1_bytes")), l0_bytes=round(total("l0_bytes")),
             time_us=spec.cycles_to_us(pipelined) + launch,
             time_us_serial=spec.cycles_to_us(serial) + launch,
             lower_bound_us=spec.cycles_to_us(max(mem_lb, compute_lb)),
