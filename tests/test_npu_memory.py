@@ -286,3 +286,13 @@ def test_concat_of_many_small_tensors_and_gathers_count_what_they_read():
     cat, emb = prof.kernels
     assert (cat.gm_read_bytes, cat.gm_write_bytes) == (24_000, 24_000)  # no UB overflow
     assert emb.gm_read_bytes == 3 * 8 + 3 * 8 * 4  # the indices and the rows they pick
+
+
+def test_a_spec_the_cost_model_cannot_tile_warns_but_never_changes_results(spec_guard):
+    a, b = mtc.randn(40, 30), mtc.randn(30, 20)
+    mtc.npu.set_spec(l0a_bytes=4096)  # a 128-row cube block no longer fits L0A
+    with mtc.npu.profile() as prof, pytest.warns(RuntimeWarning, match="no cost recorded for "
+                                                                       "aten::mm.*L0A"):
+        out = a.npu() @ b.npu()
+    np.testing.assert_array_equal(out.cpu().numpy(), (a @ b).numpy())
+    assert [k.name for k in prof.kernels] == []

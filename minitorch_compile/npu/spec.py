@@ -31,6 +31,11 @@ DEFAULT_VECTOR_COST: dict[str, int] = {
     "div": 4, "reciprocal": 4, "sqrt": 4, "rsqrt": 4,
     "exp": 8, "log": 8, "sigmoid": 10, "tanh": 10, "sin": 12, "cos": 12, "erf": 12,
     "pow": 16, "gelu": 16,
+    # the same families, for ops of the table under other names
+    "log2": 8, "log10": 8, "log1p": 8, "exp2": 8, "expm1": 8, "logit": 8,
+    "tan": 12, "asin": 12, "acos": 12, "atan": 12, "atan2": 12, "sinh": 12, "cosh": 12,
+    "asinh": 12, "acosh": 12, "atanh": 12, "silu": 10, "softplus": 16, "mish": 16,
+    "elu": 8, "lgamma": 16, "digamma": 16, "fmod": 4, "remainder": 4, "random": 4,
 }
 
 # Cube cycles per 16x16x16 step by dtype.  fp16 = 1 is the public figure (4096 MACs/cycle);
