@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 import minitorch_compile as mtc  # noqa: E402
-from minitorch_compile.npu import eager  # noqa: E402
+from minitorch_compile.npu import eager_kernels  # noqa: E402
 
 TARGET_RATIO = 3.0
 
@@ -69,7 +69,7 @@ def main(argv=None) -> None:
         c, n = best_us(cpu, r, 300), best_us(npu, r, 300)
 
         def miss(npu=npu):
-            eager._cache.clear()
+            eager_kernels._cache.clear()
             npu()
 
         m = best_us(miss, r, 100)

@@ -162,7 +162,7 @@ def set_format(t, fmt: int) -> None:
 
 def trans_data(t, dst: int = ND):
     """Account one ``TransData`` kernel moving ``t``'s GM bytes from its format to ``dst``."""
-    from .eager import stream_kernel
+    from .eager_kernels import stream_kernel
 
     src = get_format(t)
     src_bytes = storage(t).nbytes

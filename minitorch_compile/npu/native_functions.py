@@ -14,7 +14,7 @@ from .._device import as_device
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from . import formats
-from .eager import stream_kernel
+from .eager_kernels import stream_kernel
 
 
 def _check_npu(t: Tensor, op: str) -> None:
