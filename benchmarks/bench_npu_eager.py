@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_npu_eager.py`` (a few seconds).
 
 An npu op runs the same numpy kernel as the cpu one, then accounts its bytes and cycles by
-running the op's Ascend C skeleton in counting mode (``npu/eager.py``).  The cost of that
+running the op's Ascend C skeleton in counting mode (``npu/eager_kernels.py``).  The cost of that
 skeleton depends on sizes only, so it is computed once per (op, sizes, spec) and replayed from a
 cache; this script times, in the same process:
 
