@@ -28,6 +28,7 @@ the accounting costs the same for a 10-element and a 10-million-element tensor.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 from .._dispatch import DispatchKey
@@ -74,7 +75,11 @@ def _outputs(out) -> list[Tensor]:
 
 # --------------------------------------------------------------------------- the op kernel
 
-_depth = [0]  # > 0 while an npu kernel runs: ops it calls internally are part of it
+class _Depth(threading.local):
+    value = 0  # > 0 while an npu kernel runs: ops it calls internally are part of it
+
+
+_depth = _Depth()
 
 
 def npu_kernel(op, base=None):
@@ -91,17 +96,17 @@ def npu_kernel(op, base=None):
     instructions = INSTRUCTIONS.get(op.name, INSTRUCTIONS.get(key, [key]))
 
     def kernel(*args):
-        if _depth[0] or category == VIEW:
+        if _depth.value or category == VIEW:
             return base(*args)
         inputs = _tensor_args(op, args)
         for t in inputs:
             if getattr(t, "_npu_format", formats.ND) != formats.ND:
                 formats.trans_data(t)
-        _depth[0] += 1
+        _depth.value += 1
         try:
             out = base(*args)
         finally:
-            _depth[0] -= 1
+            _depth.value -= 1
         outputs = [o for o in _outputs(out) if o._device.type == "npu"]
         if not outputs and any(o._device.type != "npu" for o in _outputs(out)):
             return out  # a copy to the host (``x.cpu()``) is a DMA, not a kernel

@@ -39,6 +39,7 @@ The second term is the shared HBM: cores that each get their share cannot, toget
 from __future__ import annotations
 
 import contextlib
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +56,9 @@ POSITION_BUFFER = {VECIN: "UB", VECOUT: "UB", VECCALC: "UB", A1: "L1", B1: "L1",
                    A2: "L0A", B2: "L0B", CO1: "L0C"}
 
 
-class _State:
+class _State(threading.local):
+    """The running kernel and core, per thread (Ascend C's implicit block context)."""
+
     launch: KernelLaunch | None = None
     core: CoreContext | None = None
 
