@@ -296,3 +296,17 @@ def test_a_spec_the_cost_model_cannot_tile_warns_but_never_changes_results(spec_
         out = a.npu() @ b.npu()
     np.testing.assert_array_equal(out.cpu().numpy(), (a @ b).numpy())
     assert [k.name for k in prof.kernels] == []
+
+
+def test_matmul_lower_bound_reads_each_operand_once_and_blocks_reread():
+    a, b = mtc.randn(300, 200, device="npu"), mtc.randn(200, 500, device="npu")
+    with mtc.npu.profile() as prof:
+        a @ b
+    (k,) = prof.kernels
+    assert k.min_gm_bytes == (300 * 200 + 200 * 500 + 300 * 500) * 4
+    assert k.gm_write_bytes == 300 * 500 * 4
+    # 3 x 4 output blocks of 100 x 125: each reads its rows of a and columns of b
+    assert k.gm_read_bytes == 12 * (100 * 200 + 200 * 125) * 4
+    assert k.l1_bytes == k.gm_read_bytes == k.l0_bytes  # GM -> L1 -> L0A/L0B, once each
+    ideal_steps = 19 * 32 * 13  # ceil(M/16) ceil(N/16) ceil(K/16)
+    assert k.cube_cycles >= ideal_steps * get_spec().cube_step_cycles("float32")

@@ -254,7 +254,10 @@ def _matmul(name, batch, m, kk, n, dt, out_dt) -> KernelRecord:
     me, ne = math.ceil(m / mb), math.ceil(n / nb)  # rows/cols a block really moves
     blocks = batch * mb * nb
     cores = min(spec.num_cores, blocks)
-    with KernelLaunch(name, cores, counting=True, record=False) as k:
+    min_read = batch * (m * kk + kk * n) * isz  # each operand once; blocks re-read them
+    min_write = batch * m * n * out_dt.itemsize
+    with KernelLaunch(name, cores, min_read_bytes=min_read, min_write_bytes=min_write,
+                      counting=True, record=False) as k:
         for first, replicas, nblk in _shares(blocks, cores):
             core = k.core(first, replicas)
             pipe = TPipe()
