@@ -310,3 +310,12 @@ def test_matmul_lower_bound_reads_each_operand_once_and_blocks_reread():
     assert k.l1_bytes == k.gm_read_bytes == k.l0_bytes  # GM -> L1 -> L0A/L0B, once each
     ideal_steps = 19 * 32 * 13  # ceil(M/16) ceil(N/16) ceil(K/16)
     assert k.cube_cycles >= ideal_steps * get_spec().cube_step_cycles("float32")
+
+
+def test_scratch_buffers_do_not_stop_double_buffering():
+    x = mtc.randn(1 << 20, device="npu")
+    with mtc.npu.profile() as prof:
+        mtc.nn.functional.gelu(x)  # several vector instructions: a TBuf for temporaries
+        x.softmax(0)
+    for k in prof.kernels:
+        assert k.double_buffered and k.time_us < k.time_us_serial, k

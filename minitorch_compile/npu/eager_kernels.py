@@ -21,7 +21,6 @@ from .kernel import (
     B1,
     B2,
     CO1,
-    VECCALC,
     VECIN,
     VECOUT,
     DataCopy,
@@ -29,6 +28,7 @@ from .kernel import (
     GlobalTensor,
     KernelLaunch,
     Mmad,
+    TBuf,
     TPipe,
     TQue,
     vector_instruction,
@@ -101,19 +101,19 @@ def _stream(name, inputs, outputs, instructions, gather) -> KernelRecord | None:
         for first, replicas, elems in _shares(n, cores):
             core = k.core(first, replicas)
             pipe = TPipe()
-            res_q = [TQue(VECCALC, name=f"resident{j}") for j in range(len(resident))]
+            res_q = [TBuf(f"resident{j}") for j in range(len(resident))]
             in_q = [TQue(VECIN, name=f"in{j}") for j in range(len(queues))]
             out_q = [TQue(VECOUT, name=f"out{j}") for j in range(len(outputs))]
             for q, (isz, numel) in zip(res_q, resident):
-                pipe.InitBuffer(q, 1, round_up(numel * isz, spec.ub_align))
-                DataCopy(q.AllocTensor(_dtype(isz)), GlobalTensor.meta(_dtype(isz)), numel)
+                pipe.InitBuffer(q, round_up(numel * isz, spec.ub_align))
+                DataCopy(q.Get(_dtype(isz)), GlobalTensor.meta(_dtype(isz)), numel)
             for q, isz in zip(in_q, queues):
                 pipe.InitBuffer(q, 2, tile * isz)
             stream_q = in_q
             for q, (isz, _) in zip(out_q, outputs):
                 pipe.InitBuffer(q, 2, tile * isz)
             if len(instructions) > 1:
-                pipe.InitBuffer(TQue(VECCALC, name="tmp"), 1, tile * width)
+                pipe.InitBuffer(TBuf("tmp"), tile * width)
 
             def body(count):
                 if shared:  # the tile touches ~(its share of the output) of the inputs
@@ -194,8 +194,7 @@ def _reduce(name, inputs, outputs, instructions, length, passes) -> KernelRecord
                 chunks, sweeps = math.ceil(length / chunk), passes
             pipe.InitBuffer(qin, 2, round_up(r * chunk * in_isz, spec.ub_align))
             pipe.InitBuffer(qout, 2, round_up(math.ceil(r * chunk * out_elem), spec.ub_align))
-            pipe.InitBuffer(TQue(VECCALC, name="tmp"), 1, round_up(r * chunk * width,
-                                                                    spec.ub_align))
+            pipe.InitBuffer(TBuf("tmp"), round_up(r * chunk * width, spec.ub_align))
 
             def body(nr, count, out_bytes):
                 DataCopy(qin.AllocTensor("uint8"), GlobalTensor.meta("uint8"),

@@ -18,7 +18,8 @@ iteration space and streams it through the Unified Buffer in *tiles*::
                 Exp(z, in_x.DeQue(), n)              # Vector: ceil(4n / 256) repeats * 8
                 DataCopy(z_gm[off + i * n:], out.DeQue(), n)   # MTE3: UB -> GM
 
-Everything moves real data when the tensors carry it (``GlobalTensor(array)``), so a generated
+Scratch space for temporaries is a ``TBuf`` (``pipe.InitBuffer(tbuf, length)``; outside the
+pipeline, so it does not stop double buffering).  Everything moves real data when the tensors carry it (``GlobalTensor(array)``), so a generated
 kernel computes for real.  A kernel that only needs its cost (the eager kernels) passes
 ``GlobalTensor.meta(dtype, numel)`` and may say that one tile body stands for many identical
 ones (``core.tile(times=k)``) or one core for several (``k.core(i, replicas=r)``): the
@@ -143,11 +144,26 @@ class TPipe:
     def __init__(self):
         self.core = _current_core()
 
-    def InitBuffer(self, que: TQue, num: int, length: int) -> None:  # noqa: N802
+    def InitBuffer(self, que, num: int, length: int | None = None) -> None:  # noqa: N802
+        """``InitBuffer(queue, num, length)``, or ``InitBuffer(tbuf, length)`` for a TBuf."""
+        if isinstance(que, TBuf):
+            num, length = 1, num
         buf = self.core.buffers[POSITION_BUFFER[que.position]]
         que.buffers = [(buf, buf.alloc(f"{que.name}[{i}]", length)) for i in range(num)]
         que.depth = num
-        self.core.queue_depths.append(num)
+        if que.position != VECCALC:  # scratch space does not take part in the pipeline
+            self.core.queue_depths.append(num)
+
+
+class TBuf(TQue):
+    """Scratch space in UB (``TBuf<VECCALC>``): one buffer, outside the pipeline's queues."""
+
+    def __init__(self, name: str = "tmp"):
+        super().__init__(VECCALC, 1, name)
+
+    def Get(self, dtype) -> LocalTensor:  # noqa: N802
+        self._next = 0
+        return self.AllocTensor(dtype)
 
 
 def GetBlockIdx() -> int:  # noqa: N802
