@@ -19,9 +19,9 @@ iteration space and streams it through the Unified Buffer in *tiles*::
                 DataCopy(z_gm[off + i * n:], out.DeQue(), n)   # MTE3: UB -> GM
 
 Scratch space for temporaries is a ``TBuf`` (``pipe.InitBuffer(tbuf, length)``; outside the
-pipeline, so it does not stop double buffering).  Everything moves real data when the tensors carry it (``GlobalTensor(array)``), so a generated
-kernel computes for real.  A kernel that only needs its cost (the eager kernels) passes
-``GlobalTensor.meta(dtype, numel)`` and may say that one tile body stands for many identical
+pipeline, so it does not stop double buffering).  Everything moves real data when the tensors
+carry it (``GlobalTensor(array)``), so a generated kernel computes for real.  A kernel that only
+needs its cost (the eager kernels) passes ``GlobalTensor.meta(dtype)`` and may say that one tile body stands for many identical
 ones (``core.tile(times=k)``) or one core for several (``k.core(i, replicas=r)``): the
 accounting is then arithmetic on sizes, never a Python loop over elements.
 
