@@ -21,9 +21,10 @@ iteration space and streams it through the Unified Buffer in *tiles*::
 Scratch space for temporaries is a ``TBuf`` (``pipe.InitBuffer(tbuf, length)``; outside the
 pipeline, so it does not stop double buffering).  Everything moves real data when the tensors
 carry it (``GlobalTensor(array)``), so a generated kernel computes for real.  A kernel that only
-needs its cost (the eager kernels) passes ``GlobalTensor.meta(dtype)`` and may say that one tile body stands for many identical
-ones (``core.tile(times=k)``) or one core for several (``k.core(i, replicas=r)``): the
-accounting is then arithmetic on sizes, never a Python loop over elements.
+needs its cost (the eager kernels) passes ``GlobalTensor.meta(dtype)`` and may say that one
+tile body stands for many identical ones (``core.tile(times=k)``) or one core for several
+(``k.core(i, replicas=r)``): the accounting is then arithmetic on sizes, never a Python loop
+over elements.
 
 Timing, per core, from its tiles (each tile: cycles per stage ``MTE2, MTE1, Cube, Vector,
 MTE3``)::
