@@ -66,6 +66,17 @@ def stream_kernel(name: str, inputs: list, outputs: list, instructions: list[str
 
 
 def _stream(name, inputs, outputs, instructions, gather) -> KernelRecord | None:
+    """n = the output's elements, split over cores; per core, tiles of ``tile`` elements::
+
+        UB = resident inputs (a broadcast input small enough, loaded once per core)
+           + 2 x tile x (bytes of each input queue + bytes of each output)   (double buffers)
+           + tile x widest dtype                      (a TBuf, if the op has > 1 instruction)
+        per tile: DataCopy in (MTE2) -> the op's vector instructions -> DataCopy out (MTE3)
+
+    ``gather`` (indexing ops): an input is read at most once per output element, so each reads
+    ``min(its numel, n) / n`` elements per output element; many inputs (a concat) take turns
+    in one shared input queue.
+    """
     spec = get_spec()
     n = max((k for _, k in outputs), default=0) or max((k for _, k in inputs), default=0)
     if n == 0:
@@ -109,7 +120,6 @@ def _stream(name, inputs, outputs, instructions, gather) -> KernelRecord | None:
                 DataCopy(q.Get(_dtype(isz)), GlobalTensor.meta(_dtype(isz)), numel)
             for q, isz in zip(in_q, queues):
                 pipe.InitBuffer(q, 2, tile * isz)
-            stream_q = in_q
             for q, (isz, _) in zip(out_q, outputs):
                 pipe.InitBuffer(q, 2, tile * isz)
             if len(instructions) > 1:
@@ -122,10 +132,10 @@ def _stream(name, inputs, outputs, instructions, gather) -> KernelRecord | None:
                     for _ in range(copies):
                         DataCopy(in_q[0].AllocTensor("uint8"), GlobalTensor.meta("uint8"),
                                  nbytes / copies)
-                for q, (isz, frac) in zip([] if shared else stream_q, streams):
-                    # a gathered input: its average share of the tile (totals stay exact)
-                    DataCopy(q.AllocTensor(_dtype(isz)), GlobalTensor.meta(_dtype(isz)),
-                             count * frac)
+                else:  # frac < 1: a gathered input's average share (totals stay exact)
+                    for q, (isz, frac) in zip(in_q, streams):
+                        DataCopy(q.AllocTensor(_dtype(isz)), GlobalTensor.meta(_dtype(isz)),
+                                 count * frac)
                 for ins in instructions:
                     vector_instruction(ins, count * width)
                 for q, (isz, _) in zip(out_q, outputs):
@@ -168,6 +178,13 @@ def reduction_kernel(name: str, op, args, inputs: list, outputs: list,
 
 
 def _reduce(name, inputs, outputs, instructions, length, passes) -> KernelRecord | None:
+    """Rows of ``length`` elements (the reduced extent), split over cores::
+
+        a row fits UB (2 x row inputs + a TBuf + 2 x row outputs):
+            tiles of as many whole rows as fit; read once, written once
+        else: each row streams through in UB-sized chunks, ``passes`` sweeps (softmax: max,
+            sum of exp, normalise); only the last sweep writes
+    """
     spec = get_spec()
     ni = max(k for _, k in inputs)
     rows = ni // max(length, 1)
@@ -243,6 +260,15 @@ def matmul_kernel(name: str, a: Tensor, b: Tensor, outputs: list) -> KernelRecor
 
 
 def _matmul(name, batch, m, kk, n, dt, out_dt) -> KernelRecord:
+    """Output blocks of bm x bn (<= 128 x 128, the fp32 accumulator double-buffered in L0C),
+    split over cores; per block, K in steps of bk (an A tile of 128 x bk fills half of L0A)::
+
+        per k-step: DataCopy A, B tiles GM -> L1 (MTE2); L1 -> L0A / L0B (MTE1); Mmad (Cube)
+        after the last k-step: Fixpipe L0C -> GM (the MTE3 lane)
+
+    Every block re-reads its rows of A and columns of B, so GM reads exceed the lower bound
+    (each operand once) by the block counts.
+    """
     spec = get_spec()
     isz, acc = dt.itemsize, max(4, dt.itemsize)
     bm, bn = min(128, round_up(m, 16)), min(128, round_up(n, 16))
