@@ -80,6 +80,10 @@ def test_yaml_reader_and_codegen_reject_bad_input():
         codegen.generate("backend: NPU\npython_api:\n  - g\n")
     src = codegen.generate(base + "    self: f(grad) * 2\n")
     assert "return ops.npu.f(grad) * 2" in src
+    src = codegen.generate("backend: NPU\nsupported:\n  - mm\n")
+    assert 'aten_npu.impl(\'mm\', npu_kernel(find_overload("aten::mm")), "PrivateUse1")' in src
+    with pytest.raises(ValueError):  # an op name, nothing else, reaches the generated source
+        codegen.generate("backend: NPU\nsupported:\n  - mm(); import os\n")
 
 
 # --------------------------------------------------------------------------- the three paths
