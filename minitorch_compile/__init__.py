@@ -28,6 +28,9 @@ from . import fx, viz, aot
 from . import dynamo
 from .dynamo import compile
 from .dynamo._logging import set_logs
+from ._device import _register_device_module, get_default_device, set_default_device
+from . import utils
+from . import npu  # last: names PrivateUse1 "npu" and registers an NPU kernel for every op
 
 jit = compile
 

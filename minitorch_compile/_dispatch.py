@@ -43,7 +43,7 @@ class DispatchKey(enum.IntEnum):
 COMPOSITE = DispatchKey.CompositeImplicitAutograd
 AUTOGRAD = DispatchKey.Autograd
 PYTHON = DispatchKey.Python
-BACKEND_KEYS = {"cpu": DispatchKey.CPU, "npu": DispatchKey.NPU, "meta": DispatchKey.Meta}
+BACKEND_KEYS = {"cpu": DispatchKey.CPU, "meta": DispatchKey.Meta}  # + PrivateUse1's name
 
 # torch_npu registers its kernels under PrivateUse1; the name is accepted as an alias.
 _KEY_ALIASES = {"PrivateUse1": DispatchKey.NPU, "CompositeImplicit": COMPOSITE}
@@ -167,7 +167,11 @@ def backend_key(op, args, tensors) -> DispatchKey:
     if dev is None:
         idx = op.device_arg_index
         dev = args[idx] if idx is not None else None
-        return BACKEND_KEYS["cpu" if dev is None else getattr(dev, "type", str(dev).split(":")[0])]
+        if dev is None:
+            from ._device import get_default_device
+
+            return BACKEND_KEYS[get_default_device().type]
+        return BACKEND_KEYS[getattr(dev, "type", str(dev).split(":")[0])]
     return BACKEND_KEYS[dev.type]
 
 

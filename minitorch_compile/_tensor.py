@@ -25,6 +25,10 @@ from ._device import CPU, META, as_device
 from ._dtype import from_numpy_dtype
 from ._size import Size
 
+# device type -> a function called with the array of every new tensor on that device
+# (``_device._register_device_module`` installs the device module's ``_track_storage``)
+_STORAGE_HOOKS: dict = {}
+
 
 class Tensor:
     # class-level defaults keep tensor creation cheap: instances set only what differs
@@ -61,6 +65,9 @@ class Tensor:
         from_numpy_dtype(data.dtype)
         self._data = data
         self._device = as_device(device)
+        hook = _STORAGE_HOOKS.get(self._device.type)
+        if hook is not None:
+            hook(data)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -70,6 +77,11 @@ class Tensor:
         t = object.__new__(cls)
         t._data = data
         t._device = device
+        if device is not CPU and _STORAGE_HOOKS and device is not None \
+                and not cls._has_torch_dispatch:  # fake / wrapper tensors hold no memory
+            hook = _STORAGE_HOOKS.get(device.type)
+            if hook is not None:
+                hook(data)  # a device allocator counting its memory (mtc.npu's GM)
         return t
 
     @classmethod

@@ -352,7 +352,7 @@ def step_registration() -> None:
         if def_lib is not None:
             def_lib._destroy()
     print("cleaned up: custom::fast_gelu defined?", hasattr(mtc.ops.custom, "fast_gelu"),
-          "| npu abs back to the numpy kernel:", x_npu.abs().tolist())
+          "| npu abs back to the device's own kernel:", x_npu.abs().tolist())
 
 
 # --------------------------------------------------------------------------- 6. training

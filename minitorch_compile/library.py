@@ -62,6 +62,8 @@ class Library:
         """Register ``fn`` as the kernel of ``op_name`` for ``dispatch_key``."""
         op = self._resolve(op_name)
         key = to_dispatch_key(dispatch_key or self.dispatch_key or "CompositeImplicitAutograd")
+        prev = op.composite if key == DispatchKey.CompositeImplicitAutograd else \
+            op.kernels.get(key)
         if key == DispatchKey.CompositeImplicitAutograd:
             op.composite = fn
         elif key == AUTOGRAD:
@@ -72,7 +74,7 @@ class Library:
                 from .autograd.graph import autograd_kernel
 
                 op.kernels[AUTOGRAD] = autograd_kernel
-        self._registrations.append(("impl", op, key))
+        self._registrations.append(("impl", op, key, prev))
 
     def _resolve(self, op_name):
         if not isinstance(op_name, str):
@@ -89,16 +91,14 @@ class Library:
                 packet.overloads.pop(op.overload_name, None)
                 if not packet.overloads:
                     getattr(ops, op.namespace).packets.pop(op.name, None)
-            else:
-                _, op, key = reg
+            else:  # put back the kernel this registration replaced (the device's, or none)
+                _, op, key, prev = reg
                 if key == DispatchKey.CompositeImplicitAutograd:
-                    op.composite = None
-                else:
+                    op.composite = prev
+                elif prev is None:
                     op.kernels.pop(key, None)
-                    if op.opdef is not None and key in (DispatchKey.CPU, DispatchKey.NPU):
-                        from .ops.table import numpy_kernel
-
-                        op.kernels[key] = numpy_kernel(op.opdef)
+                else:
+                    op.kernels[key] = prev
         if self.kind == "DEF":
             _defined_namespaces.discard(self.ns)
         self._registrations.clear()

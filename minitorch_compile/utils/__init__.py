@@ -1,0 +1,5 @@
+"""``mtc.utils`` (``torch/utils``): the PrivateUse1 backend hooks a device plug-in calls."""
+
+from .._device import rename_privateuse1_backend
+
+__all__ = ["rename_privateuse1_backend"]
