@@ -25,6 +25,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from . import library, nn, optim
 from . import fx, viz, aot
 from . import dynamo
+from . import inductor
 from .dynamo import compile
 from .dynamo._logging import set_logs
 

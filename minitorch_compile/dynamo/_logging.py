@@ -1,5 +1,5 @@
 """Logs switched on by name: ``mtc.set_logs(graph_code=True)`` or
-``MTC_LOGS=graph_code,guards,bytecode,recompiles,graph_breaks`` (``torch/_logging``).
+``MTC_LOGS=graph_code,guards,bytecode,recompiles,graph_breaks,fusion,output_code`` (``torch/_logging``).
 
 Each artifact has its own ``logging`` logger (``minitorch_compile.graph_code`` ...); turning one
 on attaches a stderr handler at INFO level, so messages print as the compiler works.
@@ -11,7 +11,8 @@ import logging
 import os
 import sys
 
-ARTIFACTS = ("graph_code", "guards", "bytecode", "recompiles", "graph_breaks")
+ARTIFACTS = ("graph_code", "guards", "bytecode", "recompiles", "graph_breaks", "fusion",
+             "output_code")
 
 
 class _StderrHandler(logging.StreamHandler):
