@@ -50,8 +50,12 @@ lowerings: dict = {}
 
 # op names whose eager kernel is not a ufunc but whose body is one ops.* call (torch's names)
 _OPS_NAMES = {"add": "add", "sub": "subtract", "div": "true_divide", "neg": "negative",
-              "sigmoid": "sigmoid", "relu": "relu", "rsqrt": "rsqrt", "reciprocal": "reciprocal",
-              "abs": "absolute", "clone": "identity", "_to_copy": "identity"}
+              "reciprocal": "reciprocal", "abs": "absolute", "clone": "identity",
+              "_to_copy": "identity"}
+# ops whose eager kernel is a small numpy expression: the same expression in ops.* calls
+_BODIES = {"relu": lambda a: ops.maximum(a, 0),
+           "sigmoid": lambda a: ops.true_divide(1, ops.add(1, ops.exp(ops.negative(a)))),
+           "rsqrt": lambda a: ops.true_divide(1, ops.sqrt(a))}
 
 
 def register_lowering(*ops_):
@@ -119,6 +123,7 @@ def pointwise_lowering(opdef):
     op = opdef.overload
     t_idx = set(op.schema.tensor_arg_indices)
     name = _ops_name(opdef)
+    custom = _BODIES.get(op.name)
 
     def lower(*args):
         tensors = [args[i] for i in sorted(t_idx) if isinstance(args[i], TensorBox)]
@@ -129,7 +134,8 @@ def pointwise_lowering(opdef):
         else:
             compute = result = V.graph.current_meta().dtype
         extra = [(i, a) for i, a in enumerate(args) if i not in t_idx]
-        simple = name is not None and all(_is_default(op, i, a) for i, a in extra)
+        simple = (name is not None or custom is not None) and \
+            all(_is_default(op, i, a) for i, a in extra)
         if op.name == "_to_copy":
             compute = result = V.graph.current_meta().dtype
             simple = True
@@ -139,7 +145,7 @@ def pointwise_lowering(opdef):
             vals = [_cast(v, args[i].dtype, compute) if isinstance(args[i], TensorBox) else v
                     for i, v in zip(positions, values)]
             if simple:
-                out = getattr(ops, name)(*vals)
+                out = custom(*vals) if custom is not None else getattr(ops, name)(*vals)
             else:
                 full = list(args)
                 for i, v in zip(positions, vals):

@@ -243,7 +243,8 @@ class Scheduler:
     def can_fuse(self, a: FusedGroup, b: FusedGroup, writer: dict):
         """The merged frame, or a ``Reject`` (category, detail)."""
         if a.is_extern or b.is_extern:
-            return Reject("extern kernel", (a if a.is_extern else b).nodes[0].node.kernel)
+            return Reject("extern kernel",
+                          getattr((a if a.is_extern else b).nodes[0].node, "kernel", "output"))
         frame = merge_frames(a.frame, b.frame)
         if isinstance(frame, Reject):
             return frame
