@@ -417,7 +417,9 @@ class TensorBox(IRNode):
         return d
 
     def realize(self) -> None:
-        self.storage().realize()
+        store = self.storage()
+        if isinstance(store, StorageBox):
+            store.realize()
 
     def is_unrealized(self) -> bool:
         d = self.storage()

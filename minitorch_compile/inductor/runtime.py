@@ -56,6 +56,20 @@ def strided(arr: np.ndarray, extent: int, offset: int, shape: tuple, strides: tu
                                            tuple(s * item for s in strides))
 
 
+def restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """A copy of ``arr`` laid out with ``strides`` (elements): the layout the kernels were
+    generated for.  (A size-1 dim's stride never matters; numpy may report any.)"""
+    if all(s == 1 or a == st * arr.itemsize
+           for s, a, st in zip(shape, arr.strides, strides)):
+        return arr
+    extent = 1 + sum((s - 1) * st for s, st in zip(shape, strides) if s)
+    base = np.empty(max(extent, 1), dtype=arr.dtype)
+    view = np.lib.stride_tricks.as_strided(base, shape, tuple(st * arr.itemsize
+                                                               for st in strides))
+    np.copyto(view, arr)
+    return view
+
+
 def call_fallback(op, args: list):
     """Run an op with no lowering through its eager CPU kernel (arrays in, arrays out).
 

@@ -42,7 +42,7 @@ HEADER = """\
 import numpy as np
 import minitorch_compile as mtc
 from minitorch_compile._tensor import Tensor
-from minitorch_compile.inductor.runtime import call_fallback, run_tiles, strided
+from minitorch_compile.inductor.runtime import call_fallback, restride, run_tiles, strided
 """
 
 
@@ -155,8 +155,17 @@ class WrapperCodeGen:
         lines += [f"    {line}" for line in call]
         outs = [self._output_expr(o, v) for o, v in zip(outputs, g.graph_outputs)]
         lines.append(f"    return ({''.join(o + ', ' for o in outs)})")
-        lines += ["", "", "def run(*tensors):",
-                  "    outs = call([t._data for t in tensors])",
+        lines += ["", "", "def run(*tensors):", "    args = [t._data for t in tensors]"]
+        for k, name in enumerate(inputs):  # a tangent may arrive with other strides (expanded)
+            buf = g.graph_inputs.get(name)
+            if buf is None:
+                continue
+            item = np.dtype(np_dtype(buf.get_dtype())).itemsize
+            strides = tuple(st * item for st in buf.layout.stride)
+            lines.append(f"    if args[{k}].strides != {strides}:")
+            lines.append(f"        args[{k}] = restride(args[{k}], {tuple(buf.layout.size)}, "
+                         f"{tuple(buf.layout.stride)})")
+        lines += ["    outs = call(args)",
                   "    return [o if o is None or type(o) is not np.ndarray else Tensor._make(o)"
                   " for o in outs]", ""]
         return "\n".join(lines)
