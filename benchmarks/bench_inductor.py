@@ -197,6 +197,7 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--cases", default="", help="comma-separated keys: chain,softmax,...")
     args = p.parse_args(argv)
     n, rows, cols = (1 << 20, 512, 1024) if args.quick else (1 << 24, 4096, 1024)
     repeat = 2 if args.quick else args.repeat
@@ -214,7 +215,10 @@ def main(argv=None) -> None:
            "compile s", "tc compile s"]
     print(" | ".join(hdr))
     results = []
+    only = {c.strip() for c in args.cases.split(",") if c.strip()}
     for label, key, builder, np_fn, backward in CASES:
+        if only and key not in only:
+            continue
         arrays = make_inputs(key, n, rows, cols, rng)
         unit = 1e6 if key == "small" else 1e3
         reps = repeat if key != "small" else 2000

@@ -27,7 +27,8 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
         if _pool is None or _pool_size != n:
             if _pool is not None:
                 _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(n, thread_name_prefix="mtc-inductor")
+            _pool = ThreadPoolExecutor(n, thread_name_prefix="mtc-inductor",
+                                       initializer=np.seterr, initargs=("ignore",))
             _pool_size = n
     return _pool
 
