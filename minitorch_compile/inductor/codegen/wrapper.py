@@ -77,8 +77,8 @@ class WrapperCodeGen:
             s == 1 or st == c for s, st, c in zip(layout.size, layout.stride,
                                                   contiguous_strides(layout.size)))
         want = contiguous_strides(shape)
-        if contiguous and offset == 0 and all(s == 1 or st == w
-                                              for s, st, w in zip(shape, strides, want)):
+        if contiguous and offset == 0 and numel(shape) == numel(layout.size) and all(
+                s == 1 or st == w for s, st, w in zip(shape, strides, want)):
             return arg if tuple(shape) == tuple(layout.size) else f"{arg}.reshape({shape})"
         extent = 1 + layout.offset + sum((s - 1) * st for s, st in zip(layout.size,
                                                                         layout.stride) if s)
