@@ -45,6 +45,7 @@ class CompiledFxGraph:
     memory: object
     cache_hit: bool = False
     scheduler: object = field(default=None, repr=False)
+    gm: object = field(default=None, repr=False)
 
     def __call__(self, *args):
         return self.current_callable(*args)
@@ -85,7 +86,7 @@ def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
             k["origins"]))
     return CompiledFxGraph(ns["run"], source, pre, sched.debug_str(), list(sched.decisions),
                            list(wrapper.kernels), list(graph.fallbacks), wrapper.plan, hit,
-                           sched)
+                           sched, gm)
 
 
 def _compiler(kind: str, log: list | None):

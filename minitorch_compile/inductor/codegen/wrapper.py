@@ -133,7 +133,9 @@ class WrapperCodeGen:
                                      "num_bytes": kern.num_bytes,
                                      "numel": numel(grp.frame[0]),
                                      "reduction_numel": numel(grp.frame[1]),
-                                     "origins": _origin_names(grp)})
+                                     "origins": _origin_names(grp),
+                                     "origin_nodes": sorted({o.name for n in grp.nodes
+                                                             for o in n.node.origins})})
             for name in sorted(set(grp.reads) | set(writes)):
                 if last_use.get(name, -1) <= k and name in live and name not in pinned:
                     del live[name]
