@@ -324,3 +324,13 @@ def test_ir_prints_with_loads_and_ops():
     mtc.compile(lambda x: x.t().cos().sum(1))(mtc.randn(3, 4))
     ir = _last_graph().ir_pre_fusion
     assert "ops.load(arg0_1, i0 + 4*r0)" in ir and "ops.cos" in ir and "'sum'" in ir
+
+
+def test_tour_step(capsys):
+    from minitorch_compile._tour import run_tour
+
+    run_tour(["inductor"])
+    out = capsys.readouterr().out
+    assert "forward kernels:  ['fused_cos_0']" in out
+    assert "backward kernels: ['fused_cos_mul_neg_sin_0']" in out
+    assert "gradient equals eager's: True" in out
