@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import minitorch_compile as mtc
 from minitorch_compile import inductor

@@ -28,7 +28,6 @@ from typing import Callable
 
 from .virtualized import V, ops
 
-
 # --------------------------------------------------------------------------- index expressions
 
 

@@ -223,8 +223,8 @@ class Scheduler:
         return changed
 
     def _record(self, a, b, fused, category, detail="") -> None:
-        from . import metrics
         from ..dynamo._logging import get_logger
+        from . import metrics
 
         d = FusionDecision(a.name, b.name, fused, category, detail)
         if any(x == d for x in self.decisions):

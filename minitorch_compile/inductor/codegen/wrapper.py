@@ -32,8 +32,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import config
-from ..ir import ExternKernel, InputBuffer, MultiOutput, TensorBox, contiguous_strides, numel
-from ..ir import strided_view
+from ..ir import (
+    ExternKernel,
+    InputBuffer,
+    MultiOutput,
+    TensorBox,
+    contiguous_strides,
+    numel,
+    strided_view,
+)
 from .common import const_repr, np_dtype
 from .cpu import NumpyKernel
 
