@@ -335,3 +335,33 @@ def test_tour_step(capsys):
     assert "forward kernels:  ['fused_cos_0']" in out
     assert "backward kernels: ['fused_cos_mul_neg_sin_0']" in out
     assert "gradient equals eager's: True" in out
+
+
+def test_horizontal_fusion_of_reductions_sharing_an_input():
+    x = mtc.randn(64, 32)
+    assert _count(lambda x: (x.sum(1), x.amax(1)), x) == (1, 0)
+    assert any(d.fused for d in _last_graph().decisions)
+
+
+NN_PROGRAMS = {
+    "log_softmax": lambda x: mtc.nn.functional.log_softmax(x, -1),
+    "std": lambda x: x.std(0) + x.std(1, keepdim=True).sum(),
+    "var": lambda x: x.var(-1),
+    "gelu": lambda x: mtc.nn.functional.gelu(x),
+    "gelu_tanh": lambda x: mtc.nn.functional.gelu(x, approximate="tanh"),
+    "cross_entropy": lambda x: mtc.nn.functional.cross_entropy(x, mtc.tensor([1, 0, 3, 2, 1])),
+    "mse": lambda x: mtc.nn.functional.mse_loss(x, x.cos()),
+    "linear": lambda x: mtc.nn.functional.linear(x, x[:3] * 2, x[0, :3]).relu(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_PROGRAMS))
+def test_decomposed_ops_forward_and_backward(name):
+    fn = NN_PROGRAMS[name]
+    x = mtc.randn(5, 4)
+    a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+    expected, got = fn(a), mtc.compile(fn)(b)
+    _close(got.detach().numpy(), expected.detach().numpy(), np.float32)
+    expected.sum().backward()
+    got.sum().backward()
+    _close(b.grad.numpy(), a.grad.numpy(), np.float32)

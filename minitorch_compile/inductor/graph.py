@@ -24,7 +24,15 @@ from ..fx.node import map_arg
 from . import config
 from .decomposition import get_decomposition
 from .dependencies import extract_read_writes
-from .ir import FixedLayout, InputBuffer, Loops, Pointwise, StorageBox, TensorBox
+from .ir import (
+    FixedLayout,
+    InputBuffer,
+    Loops,
+    Pointwise,
+    StorageBox,
+    TensorBox,
+    contiguous_strides,
+)
 from .lowering import fallback, lowering_for
 from .virtualized import V
 
@@ -41,6 +49,7 @@ class GraphLowering(Interpreter):
         self.graph_input_names: list = []
         self.graph_outputs: list = []  # TensorBox or constant per output
         self.fallbacks: list = []  # (op name, reason)
+        self.constants: dict = {}  # name -> numpy array (get_attr tensors)
         self.current_node = None
         self._meta_stack: list = []
         self._n_buf = 0
@@ -74,6 +83,18 @@ class GraphLowering(Interpreter):
         buf = InputBuffer(node.name, FixedLayout(val.dtype, tuple(val.shape), stride, 0))
         self.graph_inputs[node.name] = buf
         self.name_to_buffer[node.name] = buf
+        return TensorBox(StorageBox(buf))
+
+    def get_attr(self, target, args, kwargs):
+        """A constant tensor of the graph: a buffer the module defines at its top."""
+        value = super().get_attr(target, args, kwargs)
+        if not isinstance(value, Tensor):
+            return value
+        name = f"const_{len(self.constants)}"
+        self.constants[name] = value._data  # written out contiguous by the wrapper
+        buf = InputBuffer(name, FixedLayout(value.dtype, tuple(value.shape),
+                                            contiguous_strides(value.shape), 0))
+        self.name_to_buffer[name] = buf
         return TensorBox(StorageBox(buf))
 
     def run_node(self, n):

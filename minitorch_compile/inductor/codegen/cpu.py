@@ -303,34 +303,46 @@ class NumpyKernel:
                            for n in self.args)
         out = [f"def {self.name}({params}):"]
         out += [f"    {line}" for line in self.view_lines]
-        out.append("    def chunk(c0, c1):")
         slots = body["slots"]
+        single = fr.sizes[0] <= rows  # one tile: no loop, no chunks, no thread pool
+        ind = "    " if single else "        "
+        if single:
+            out.append(f"    t0, t1 = 0, {fr.sizes[0]}  # one tile is the whole loop")
+        else:
+            out.append("    def chunk(c0, c1):")
         for j, (flags, dtype) in enumerate(slots):
-            shape = [f"min({rows}, c1 - c0)" if k == 0 and f else str(s) if f else "1"
+            first = str(fr.sizes[0]) if single else f"min({rows}, c1 - c0)"
+            shape = [first if k == 0 and f else str(s) if f else "1"
                      for k, (f, s) in enumerate(zip(flags, fr.sizes))]
-            out.append(f"        s{j} = np.empty(({', '.join(shape)},), dtype=np.{dtype})")
+            name = "b" if single else "s"
+            out.append(f"{ind}{name}{j} = np.empty(({', '.join(shape)},), dtype=np.{dtype})")
         for j in range(len(self.accs)):
-            out.append(f"        acc{j} = None")
-        out.append(f"        for t0 in range(c0, c1, {rows}):")
-        out.append(f"            t1 = min(t0 + {rows}, c1)")
-        for j, (flags, _) in enumerate(slots):
-            out.append(f"            b{j} = s{j}[:t1 - t0]" if flags[0] else
-                       f"            b{j} = s{j}")
-        out += [f"            {line}" for line in body["lines"]] or ["            pass"]
-        if self.accs:
+            out.append(f"{ind}acc{j} = None")
+        if not single:
+            out.append(f"        for t0 in range(c0, c1, {rows}):")
+            out.append(f"            t1 = min(t0 + {rows}, c1)")
+            for j, (flags, _) in enumerate(slots):
+                out.append(f"            b{j} = s{j}[:t1 - t0]" if flags[0] else
+                           f"            b{j} = s{j}")
+        out += [f"{ind}    {line}" if not single else f"    {line}"
+                for line in body["lines"]] or [f"{ind}    pass"]
+        if self.accs and not single:
             out.append(f"        return ({''.join(f'acc{j}, ' for j in range(len(self.accs)))})")
         work = numel(fr.sizes)
         call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work})"
         if not self.accs:
-            out.append(f"    {call}")
+            if not single:
+                out.append(f"    {call}")
             return "\n".join(out)
-        out.append(f"    parts = {call}")
         shape = ", ".join("1" for _ in fr.sizes)
+        if not single:
+            out.append(f"    parts = {call}")
         for j, (rtype, dt) in enumerate(self.accs):
-            out.append(f"    acc{j} = parts[0][{j}]")
-            out.append("    for p in parts[1:]:")
-            out.append(f"        acc{j} = p[{j}] if acc{j} is None else "
-                       f"{REDUCE_UFUNC[rtype]}(acc{j}, p[{j}], out=acc{j})")
+            if not single:
+                out.append(f"    acc{j} = parts[0][{j}]")
+                out.append("    for p in parts[1:]:")
+                out.append(f"        acc{j} = p[{j}] if acc{j} is None else "
+                           f"{REDUCE_UFUNC[rtype]}(acc{j}, p[{j}], out=acc{j})")
             fill = _IDENTITY.get(rtype, "zeros")
             out.append(f"    if acc{j} is None:\n        acc{j} = np.{fill}(({shape},), "
                        f"dtype=np.{dt})")

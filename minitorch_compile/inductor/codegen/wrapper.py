@@ -96,7 +96,8 @@ class WrapperCodeGen:
         g, sched = self.graph, self.scheduler
         outputs = [strided_view(o) if isinstance(o, TensorBox) else None
                    for o in g.graph_outputs]
-        pinned = {o[0].name for o in outputs if o is not None} | set(g.graph_inputs)
+        pinned = {o[0].name for o in outputs if o is not None} | set(g.graph_inputs) | \
+            set(g.constants)
         step_of: dict = {}  # buffer -> group that writes it
         readers: dict = {}
         for k, grp in enumerate(sched.groups):
@@ -157,6 +158,11 @@ class WrapperCodeGen:
         for op, ref in self.kernel_refs.items():
             lines.append(f"{ref} = mtc.ops.{op.namespace}.{op.name}.{op.overload_name}"
                          ".opdef.kernel")
+        for name, arr in g.constants.items():  # small constant tensors, written out in full
+            if arr.size > 10_000:
+                raise NotImplementedError(f"constant tensor of {arr.size} elements")
+            lines.append(f"{name} = np.array({const_repr(arr.tolist())}, "
+                         f"dtype=np.{arr.dtype}).reshape({arr.shape})")
         lines += ["", ""] + [src + "\n\n" for src in kernel_src]
         lines.append("def call(args):")
         lines.append(f"    {', '.join(inputs)}{',' if len(inputs) == 1 else ''} = args"
