@@ -101,6 +101,12 @@ def rewrite(expr: Affine, rules) -> Affine:
     return Affine(expr.const, [(v, c) for v, c in expr.terms if v not in merged])
 
 
+def _cse_key(v: Value):
+    """Equal calls compute one value: literals and views compare by text, temporaries by
+    identity."""
+    return ("text", v.expr) if v.expr is not None and not v.temp else id(v)
+
+
 class NumpyKernelHandler:
     """The ops handler that writes numpy: one ``Instr`` per op."""
 
@@ -150,7 +156,7 @@ class NumpyKernelHandler:
         if x.dtype == d:
             return x
         return self.new("np.copyto({out}, {0}, casting='unsafe')", [x], self.flags([x]), d,
-                        key=("to_dtype", id(x), d))
+                        key=("to_dtype", _cse_key(x), d))
 
     def identity(self, x):
         return self.lit(x)
@@ -159,7 +165,7 @@ class NumpyKernelHandler:
         args = [self.lit(v) for v in (c, a, b)]
         dt = next((v.dtype for v in args[1:] if v.dtype is not None), None)
         return self.new("{out} = np.where({0}, {1}, {2})", args, self.flags(args), dt,
-                        key=("where",) + tuple(map(id, args)), temp=False)
+                        key=("where",) + tuple(map(_cse_key, args)), temp=False)
 
     def kernel(self, op, dtype, *args):
         vals = [self.lit(a) for a in args]
@@ -180,7 +186,7 @@ class NumpyKernelHandler:
                 else "float64"
             call = ", ".join("{%d}" % i for i in range(len(vals)))
             return self.new(f"np.{name}({call}, out={{out}})", vals, self.flags(vals), dt,
-                            inplace=True, key=(name,) + tuple(map(id, vals)))
+                            inplace=True, key=(name,) + tuple(map(_cse_key, vals)))
         return op
 
 
