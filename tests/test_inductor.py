@@ -365,3 +365,47 @@ def test_decomposed_ops_forward_and_backward(name):
     expected.sum().backward()
     got.sum().backward()
     _close(b.grad.numpy(), a.grad.numpy(), np.float32)
+
+
+EDGE_CASES = {
+    "empty": (lambda x: (x.cos() + 1, x.sum(0), mtc.softmax(x, -1)), lambda: [mtc.randn(0, 3)]),
+    "0-dim": (lambda x: ((x.cos() * 2).exp(), x.sum()), lambda: [mtc.tensor(2.5)]),
+    "int": (lambda x: ((x * 3 + 1).sum(1), mtc.div(x, 2, rounding_mode="floor"), x / 4,
+                       x.amax(0)), lambda: [mtc.tensor([[1, -2, 3], [4, 5, -6]])]),
+    "bool": (lambda x: (((x > 0) & (x < 4)).sum(), mtc.where(x > 0, x, 0)),
+             lambda: [mtc.tensor([[1, -2, 3], [4, 5, -6]])]),
+    "non-contiguous input": (lambda x: x.cos() @ x.t() + x.sum(1),
+                             lambda: [mtc.randn(5, 4).t()]),
+    "strided input": (lambda x: x[:, ::2].exp().sum(), lambda: [mtc.randn(4, 7)[1:]]),
+    "in-place": (lambda x: (x * 2).add_(1).relu(), lambda: [mtc.randn(4, 4)]),
+    "view outputs": (lambda a: (a.t(), a[1], a.reshape(16), a.unsqueeze(0).expand(3, 4, 4)),
+                     lambda: [mtc.randn(4, 4)]),
+    "fallbacks": (lambda a, w, i: (mtc.cat([a.cos(), a.sin()], 0).sum(0), a.argmax(1),
+                                   mtc.nn.functional.embedding(i, w).sum(1)),
+                  lambda: [mtc.randn(4, 4), mtc.randn(10, 3), mtc.tensor([[1, 2], [3, 9]])]),
+    "nan and inf": (lambda a: ((a * float("nan")).amax(1), (a / 0).sum()),
+                    lambda: [mtc.randn(4, 4)]),
+    "float64": (lambda a, b: ((a.double().cos() * 3).sum(1), b.double() + a[0]),
+                lambda: [mtc.randn(4, 4), mtc.randn(4)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
+def test_edge_cases(name):
+    fn, make = EDGE_CASES[name]
+    args = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = fn(*[a.clone() for a in args])
+        got = mtc.compile(fn)(*[a.clone() for a in args])
+    for e, g in zip(expected, got):
+        _close(g.numpy(), e.numpy(), e.numpy().dtype)
+
+
+def test_random_ops_draw_the_same_numbers_as_eager():
+    x = mtc.randn(4, 4)
+    fn = lambda a: a + mtc.rand_like(a)  # noqa: E731
+    mtc.manual_seed(3)
+    expected = fn(x)
+    mtc.manual_seed(3)
+    _close(mtc.compile(fn)(x).numpy(), expected.numpy(), np.float32)
