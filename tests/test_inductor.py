@@ -398,6 +398,9 @@ def test_edge_cases(name):
         warnings.simplefilter("ignore", RuntimeWarning)
         expected = fn(*[a.clone() for a in args])
         got = mtc.compile(fn)(*[a.clone() for a in args])
+    if isinstance(expected, mtc.Tensor):
+        expected, got = (expected,), (got,)
+    assert len(expected) == len(got)
     for e, g in zip(expected, got):
         _close(g.numpy(), e.numpy(), e.numpy().dtype)
 
