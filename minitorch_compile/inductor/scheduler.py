@@ -102,6 +102,22 @@ class SchedulerNode:
             self._deps[frame] = (rw.reads, write)
         return self._deps[frame]
 
+    def body_str(self, frame) -> str:
+        """The body in the frame's variables (``x*`` kept, ``r*`` reduced), as the kernel
+        runs it — the loop IR after fusion."""
+        from .dependencies import PrintHandler
+        from .virtualized import V
+
+        h = PrintHandler()
+        index, rindex = self.index_vars(frame)
+        indexer = self.node.layout.make_indexer()
+        with V.set_ops_handler(h):
+            if rindex is not None:
+                self.node.data.store_output(self.name, indexer, index, rindex)
+            else:
+                self.node.data.store_output(self.name, indexer, index)
+        return h.render(None)
+
     def __repr__(self) -> str:
         return self.name
 
@@ -315,9 +331,10 @@ class Scheduler:
             if g.is_extern:
                 lines.append(repr(g.nodes[0].node))
                 continue
-            lines.append(f"{g.name}: {_fmt(g.frame)}")
+            lines.append(f"{g.name}: loops {_fmt(g.frame)}")
             for n in g.nodes:
-                lines.append(f"  {n.name} ({n.placement(g.frame)})")
+                lines.append(f"  {n.name} ({n.placement(g.frame)}):")
+                lines += [f"    {line}" for line in n.body_str(g.frame).splitlines()]
         return "\n".join(lines)
 
     def why_not_fused(self) -> str:
