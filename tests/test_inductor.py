@@ -412,3 +412,13 @@ def test_random_ops_draw_the_same_numbers_as_eager():
     expected = fn(x)
     mtc.manual_seed(3)
     _close(mtc.compile(fn)(x).numpy(), expected.numpy(), np.float32)
+
+
+def test_output_code_log(capsys):
+    mtc.set_logs(output_code=True)
+    try:
+        mtc.compile(lambda x: x.sin() * 2)(mtc.randn(3))
+    finally:
+        mtc.set_logs()
+    err = capsys.readouterr().err
+    assert "Output code:" in err and "def fused_mul_sin_0(" in err

@@ -204,7 +204,8 @@ class WrapperCodeGen:
             return f"np.matmul({args[0]}, {args[1]}, out={buf.name})"
         op = buf.op
         ref = f"mtc.ops.{op.namespace}.{op.name}.{op.overload_name}"
-        return f"{buf.name} = call_fallback({ref}, [{', '.join(args)}])  # {buf.reason}"
+        reason = " ".join(buf.reason.split())  # one line: a comment cannot end early
+        return f"{buf.name} = call_fallback({ref}, [{', '.join(args)}])  # {reason}"
 
     def _arg_expr(self, a) -> str:
         if isinstance(a, tuple) and len(a) == 4 and hasattr(a[0], "layout"):
