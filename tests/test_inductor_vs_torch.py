@@ -53,12 +53,22 @@ def mlp(L):
     return f
 
 
+def attention(L):
+    return lambda q, k, v: L.softmax(q @ k.t() / 4.0, -1) @ v
+
+
+def gelu(L):
+    return lambda x: L.nn.functional.gelu(x) * 2
+
+
 CASES = [("pointwise chain", chain, [(64, 32)], False),
          ("cos(cos(x)) fw+bw", cos_cos, [(64, 32)], True),
          ("softmax", softmax, [(64, 32)], False),
          ("softmax fw+bw", softmax, [(64, 32)], True),
          ("layer_norm", layer_norm, [(64, 32), (32,), (32,)], False),
-         ("mlp fw+bw", mlp, [(16, 8), (32, 8), (32,), (4, 32)], True)]
+         ("mlp fw+bw", mlp, [(16, 8), (32, 8), (32,), (4, 32)], True),
+         ("attention fw+bw", attention, [(8, 16), (8, 16), (8, 16)], True),
+         ("gelu fw+bw", gelu, [(64, 32)], True)]
 
 
 def _run(lib, compile_fn, counter, builder, arrays, backward, to_tensor):
