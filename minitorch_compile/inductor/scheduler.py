@@ -82,16 +82,22 @@ class SchedulerNode:
         if self.is_reduction:
             return "reduction"
         R, RR = frame
-        return "full" if self.frame[0] == R + RR else "outer"
+        return "full" if _nonone(self.frame[0]) == _nonone(R + RR) else "outer"
 
     def index_vars(self, frame):
-        """This node's loop variables named in ``frame`` (``x*`` outer, ``r*`` reduced)."""
+        """This node's loop variables named in ``frame`` (``x*`` outer, ``r*`` reduced).
+
+        A pointwise node's dims of size > 1 take the frame's dims of size > 1 in order; its
+        size-1 dims are always index 0 (so ``[32, 1]`` runs in a ``[32]`` frame)."""
         R, RR = frame
-        xs = [Affine.var(f"x{k}") for k in range(len(R))]
-        rs = [Affine.var(f"r{k}") for k in range(len(RR))]
+        xs = [(f"x{k}", s) for k, s in enumerate(R)]
+        rs = [(f"r{k}", s) for k, s in enumerate(RR)]
         if self.is_reduction:
-            return xs, rs
-        return (xs + rs, None) if self.placement(frame) == "full" else (xs, None)
+            return [Affine.var(n) for n, _ in xs], [Affine.var(n) for n, _ in rs]
+        target = iter([n for n, s in (xs + rs if self.placement(frame) == "full" else xs)
+                       if s != 1])
+        return [Affine(0) if s == 1 else Affine.var(next(target))
+                for s in self.frame[0]], None
 
     def deps(self, frame):
         """(reads, write index) with indices over ``frame``'s variables."""
@@ -173,14 +179,18 @@ def merge_frames(f1, f2):
     (R1, RR1), (R2, RR2) = f1, f2
     if RR1 and RR2:
         return f1 if f1 == f2 else Reject("reduction mismatch", f"{_fmt(f1)} vs {_fmt(f2)}")
-    if not RR1 and not RR2:
-        return f1 if R1 == R2 else Reject("different iteration sizes",
-                                          f"{list(R1)} vs {list(R2)}")
+    if not RR1 and not RR2:  # sizes equal but for 1s: same loops
+        return (f1 if len(R1) >= len(R2) else f2) if _nonone(R1) == _nonone(R2) else \
+            Reject("different iteration sizes", f"{list(R1)} vs {list(R2)}")
     red, pw = (f1, f2) if RR1 else (f2, f1)
-    S = pw[0]
-    if S == red[0] + red[1] or S == red[0]:
+    S = _nonone(pw[0])
+    if S == _nonone(red[0] + red[1]) or S == _nonone(red[0]):
         return red
     return Reject("different iteration sizes", f"{list(S)} vs {_fmt(red)}")
+
+
+def _nonone(shape) -> tuple:
+    return tuple(s for s in shape if s != 1)
 
 
 def _fmt(frame) -> str:
