@@ -422,3 +422,12 @@ def test_output_code_log(capsys):
         mtc.set_logs()
     err = capsys.readouterr().err
     assert "Output code:" in err and "def fused_mul_sin_0(" in err
+
+
+def test_keepdim_shapes_fuse_into_the_reduction_frame():
+    """``rsqrt(var + eps)`` has shape [32, 1]: its size-1 dim does not split the kernel."""
+    x, w, b = mtc.randn(32, 64), mtc.randn(64, 64), mtc.randn(64)
+    ln = mtc.nn.functional.layer_norm
+    block = lambda x, w, b: x + mtc.nn.functional.gelu(ln(x @ w + b, (64,)))  # noqa: E731
+    assert _count(block, x, w, b) == (1, 0)
+    _close(mtc.compile(block)(x, w, b).numpy(), block(x, w, b).numpy(), np.float32)
