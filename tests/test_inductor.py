@@ -431,3 +431,19 @@ def test_keepdim_shapes_fuse_into_the_reduction_frame():
     block = lambda x, w, b: x + mtc.nn.functional.gelu(ln(x @ w + b, (64,)))  # noqa: E731
     assert _count(block, x, w, b) == (1, 0)
     _close(mtc.compile(block)(x, w, b).numpy(), block(x, w, b).numpy(), np.float32)
+
+
+def test_column_sums_loop_over_rows():
+    """``sum(0)`` of a row-major tensor tiles the reduced dim (partial sums), so it reads whole
+    rows — and the elementwise producer fuses in."""
+    x = mtc.randn(300, 70)
+    old = inductor.config.tile_bytes
+    inductor.config.tile_bytes = 4096  # several tiles
+    try:
+        got = mtc.compile(lambda x: ((x.relu() * 2).sum(0) + 1, x.amax(0)))(x)
+    finally:
+        inductor.config.tile_bytes = old
+    src = _last_graph().source
+    assert "axis=(0,)" in src and "acc0" in src and len(_last_graph().kernels) == 1
+    _close(got[0].numpy(), ((x.relu() * 2).sum(0) + 1).numpy(), np.float32)
+    _close(got[1].numpy(), x.amax(0).numpy(), np.float32)

@@ -32,9 +32,11 @@ The algorithm:
 4. give each temporary a tile buffer by liveness, reusing dead ones (``out=`` everywhere);
 5. write the function: views, tile buffers per chunk, the tile loop, ``run_tiles``.
 
-Tiles run over the first frame dim.  A group that reduces everything (``R = ()``) splits the
-reduction instead: each chunk accumulates partial results, combined after the loop, and
-``outer`` nodes (epilogues on the result) run once at the end.
+Tiles run over the first frame dim.  When that dim is reduced — a group that reduces everything
+(``R = ()``), or one whose memory is contiguous along a kept dim, like ``x.sum(0)``, whose loop
+order is then turned reduced-dims-first (``_reduction_outer``) — the tiles split the reduction:
+each chunk accumulates partial results, combined after the loop, and ``outer`` nodes
+(epilogues on the result) run once at the end.
 """
 
 from __future__ import annotations
@@ -205,12 +207,18 @@ class NumpyKernel:
                 exprs.append(write)
             written.add(n.name)
         self.frame, self.rules = simplify_frame(frame, exprs)
-        self.split = all(self.frame.reduce)  # nothing kept: split the reduction over tiles
+        if self._reduction_outer(frame, [rewrite(e, self.rules) for e in exprs]):
+            fr = self.frame
+            order = [k for k, r in enumerate(fr.reduce) if r] + \
+                    [k for k, r in enumerate(fr.reduce) if not r]
+            self.frame = Frame([fr.names[k] for k in order], [fr.sizes[k] for k in order],
+                               [fr.reduce[k] for k in order])
+        self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
         self.values: dict = {}  # buffer name -> its tile Value
         self.views: dict = {}  # (buffer, index) -> view number
         self.view_lines: list = []
         self.args: list = []  # buffer names, in argument order
-        self.accs: list = []  # split reductions: (reduction type, dtype)
+        self.accs: list = []  # split reductions: (reduction type, dtype, flags)
         self.body = NumpyKernelHandler(self)
         self.epilogue = NumpyKernelHandler(self, final=True)
         self.num_bytes = 0
@@ -224,6 +232,22 @@ class NumpyKernel:
                                              rindex)
                 else:
                     n.node.data.store_output(n.name, n.node.layout.make_indexer(), index)
+
+    def _reduction_outer(self, frame, exprs) -> bool:
+        """Loop over the reduced dims outermost (tiles of them, partial results accumulated)
+        when memory is contiguous along a kept dim — ``x.sum(0)`` reads whole rows per tile
+        instead of columns — and no elementwise node needs a finished reduction."""
+        fr = self.frame
+        if all(fr.reduce) or not any(fr.reduce):
+            return False
+        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
+        for n in self.group.nodes:
+            if kinds[n.name] == "full" and any(
+                    kinds.get(d.name) in ("reduction", "outer") for d in n.deps(frame)[0]):
+                return False
+        reduced = {v for v, r in zip(fr.names, fr.reduce) if r}
+        unit = [v for e in exprs for v, c in e.terms if c == 1]
+        return sum(v not in reduced for v in unit) > sum(v in reduced for v in unit)
 
     # ---------------------------------------------------------------- buffers
     def _arg(self, name: str) -> str:
@@ -288,7 +312,7 @@ class NumpyKernel:
         if not self.split:
             return red
         j = len(self.accs)
-        self.accs.append((rtype, dt))
+        self.accs.append((rtype, dt, flags))
         h.instrs.append(Instr(None, f"if acc{j} is None:\n    acc{j} = {{0}}.copy()\nelse:\n"
                                     f"    {REDUCE_UFUNC[rtype]}(acc{j}, {{0}}, out=acc{j})",
                               [red]))
@@ -340,20 +364,21 @@ class NumpyKernel:
             if not single:
                 out.append(f"    {call}")
             return "\n".join(out)
-        shape = ", ".join("1" for _ in fr.sizes)
+        def shape(flags):
+            return ", ".join(str(s) if f else "1" for s, f in zip(fr.sizes, flags))
         if not single:
             out.append(f"    parts = {call}")
-        for j, (rtype, dt) in enumerate(self.accs):
+        for j, (rtype, dt, aflags) in enumerate(self.accs):
             if not single:
                 out.append(f"    acc{j} = parts[0][{j}]")
                 out.append("    for p in parts[1:]:")
                 out.append(f"        acc{j} = p[{j}] if acc{j} is None else "
                            f"{REDUCE_UFUNC[rtype]}(acc{j}, p[{j}], out=acc{j})")
             fill = _IDENTITY.get(rtype, "zeros")
-            out.append(f"    if acc{j} is None:\n        acc{j} = np.{fill}(({shape},), "
+            out.append(f"    if acc{j} is None:\n        acc{j} = np.{fill}(({shape(aflags)},), "
                        f"dtype=np.{dt})")
         for j, (flags, dtype) in enumerate(epilogue["slots"]):
-            out.append(f"    e{j} = np.empty(({shape},), dtype=np.{dtype})")
+            out.append(f"    e{j} = np.empty(({shape(flags)},), dtype=np.{dtype})")
         out += [f"    {line}" for line in epilogue["lines"]]
         return "\n".join(out)
 
