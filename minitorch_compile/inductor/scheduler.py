@@ -31,8 +31,10 @@ no shared data             horizontal fusion of nodes sharing no input (not wort
 =========================  ==================================================================
 
 A pointwise node inside a reduction's frame is placed ``full`` (it loops over ``R + RR``: a
-prologue, or an epilogue like softmax's division) or ``outer`` (it loops over ``R``: an epilogue
-on the reduction's result).  After fusion the groups are sorted topologically.
+prologue, or an epilogue like softmax's division), ``full_rfirst`` (its dims are ``RR + R``: the
+producer of a column sum like ``sum(0)``, whose loop order is then reduced-dims-first) or
+``outer`` (it loops over ``R``: an epilogue on the reduction's result).  Size-1 dims never
+matter.  After fusion the groups are sorted topologically.
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ class SchedulerNode:
         if self.is_reduction:
             return "reduction"
         R, RR = frame
-        return "full" if _nonone(self.frame[0]) == _nonone(R + RR) else "outer"
+        S = _nonone(self.frame[0])
+        if S == _nonone(R + RR):
+            return "full"
+        return "full_rfirst" if S == _nonone(RR + R) and S != _nonone(R) else "outer"
 
     def index_vars(self, frame):
         """This node's loop variables named in ``frame`` (``x*`` outer, ``r*`` reduced).
@@ -94,8 +99,8 @@ class SchedulerNode:
         rs = [(f"r{k}", s) for k, s in enumerate(RR)]
         if self.is_reduction:
             return [Affine.var(n) for n, _ in xs], [Affine.var(n) for n, _ in rs]
-        target = iter([n for n, s in (xs + rs if self.placement(frame) == "full" else xs)
-                       if s != 1])
+        order = {"full": xs + rs, "full_rfirst": rs + xs}.get(self.placement(frame), xs)
+        target = iter([n for n, s in order if s != 1])
         return [Affine(0) if s == 1 else Affine.var(next(target))
                 for s in self.frame[0]], None
 
@@ -184,7 +189,7 @@ def merge_frames(f1, f2):
             Reject("different iteration sizes", f"{list(R1)} vs {list(R2)}")
     red, pw = (f1, f2) if RR1 else (f2, f1)
     S = _nonone(pw[0])
-    if S == _nonone(red[0] + red[1]) or S == _nonone(red[0]):
+    if S in (_nonone(red[0] + red[1]), _nonone(red[1] + red[0]), _nonone(red[0])):
         return red
     return Reject("different iteration sizes", f"{list(S)} vs {_fmt(red)}")
 
@@ -288,8 +293,8 @@ class Scheduler:
                 if dep.index != write:
                     return Reject("index mismatch",
                             f"{n.name} reads {dep.name}[{dep.index}], written at [{write}]")
-                if not frame[0] and n.placement(frame) == "full" and \
-                        producer.placement(frame) != "full":
+                if not frame[0] and n.placement(frame).startswith("full") and \
+                        not producer.placement(frame).startswith("full"):
                     return Reject("needs a second pass",
                             f"{n.name} needs all of {dep.name} (a full reduction) per element")
         if self._would_create_cycle(a, b, writer):
