@@ -447,3 +447,16 @@ def test_column_sums_loop_over_rows():
     assert "axis=(0,)" in src and "acc0" in src and len(_last_graph().kernels) == 1
     _close(got[0].numpy(), ((x.relu() * 2).sum(0) + 1).numpy(), np.float32)
     _close(got[1].numpy(), x.amax(0).numpy(), np.float32)
+
+
+def test_relu_backward_fuses_with_the_bias_gradient():
+    x, w = mtc.randn(16, 8), mtc.randn(32, 8, requires_grad=True)
+    b = mtc.randn(32, requires_grad=True)
+    f = lambda x, w, b: mtc.nn.functional.linear(x, w, b).relu().sum()  # noqa: E731
+    assert _count(f, x, w, b, backward=True) == (1, 1)
+    assert any(n.placement(g.frame) == "full_rfirst" for g in _last_graph().scheduler.groups
+               if not g.is_extern for n in g.nodes)
+    w2, b2 = w.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    f(x, w2, b2).backward()
+    _close(b.grad.numpy(), b2.grad.numpy(), np.float32)
+    _close(w.grad.numpy(), w2.grad.numpy(), np.float32)
