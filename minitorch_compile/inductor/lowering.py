@@ -41,7 +41,6 @@ from .ir import (
     TensorBox,
     View,
     contiguous_strides,
-    numel,
     strided_view,
 )
 from .virtualized import V, ops
@@ -270,7 +269,7 @@ def view(x, size):
     if [s for s in have if s != 1] == [s for s in size if s != 1]:  # only 1s move: no copy
         return unsqueeze_to(squeeze(x), size)
     buf, _, stride, offset = strided_view(x)
-    if tuple(stride) != contiguous_strides(have) and numel(have) > 1:
+    if any(s != 1 and st != c for s, st, c in zip(have, stride, contiguous_strides(have))):
         x = copy(x)
         buf, _, stride, offset = strided_view(x)
     layout = FixedLayout(buf.get_dtype(), tuple(size), contiguous_strides(size), offset)
