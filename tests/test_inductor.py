@@ -460,3 +460,13 @@ def test_relu_backward_fuses_with_the_bias_gradient():
     f(x, w2, b2).backward()
     _close(b.grad.numpy(), b2.grad.numpy(), np.float32)
     _close(w.grad.numpy(), w2.grad.numpy(), np.float32)
+
+
+@pytest.mark.parametrize("fn", [lambda x: -x, lambda x: x - x], ids=["neg", "sub"])
+def test_bad_input_raises_eagers_error(fn):
+    x = mtc.tensor([True, False])
+    with pytest.raises(Exception) as eager:
+        fn(x)
+    with pytest.raises(type(eager.value)) as compiled:
+        mtc.compile(fn)(x)
+    assert str(compiled.value) == str(eager.value)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from ..ops.table import (
     OP_TABLE,
     POINTWISE,
@@ -133,8 +134,10 @@ def pointwise_lowering(opdef):
         else:
             compute = result = V.graph.current_meta().dtype
         extra = [(i, a) for i, a in enumerate(args) if i not in t_idx]
-        simple = (name is not None or custom is not None) and \
-            all(_is_default(op, i, a) for i, a in extra)
+        # bool operands go through the op's own kernel: it raises torch's errors (``-`` on
+        # bool) where the bare ufunc would raise numpy's
+        simple = (name is not None or custom is not None) and compute is not _dtype.bool_ \
+            and all(_is_default(op, i, a) for i, a in extra)
         if op.name == "_to_copy":
             compute = result = V.graph.current_meta().dtype
             simple = True

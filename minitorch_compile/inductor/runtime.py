@@ -57,6 +57,21 @@ def strided(arr: np.ndarray, extent: int, offset: int, shape: tuple, strides: tu
                                            tuple(s * item for s in strides))
 
 
+def eager_kernel(op):
+    """An op table numpy kernel for use inside generated kernels, raising the errors eager
+    mode raises (``neg: Negation, the `-` operator, on a bool tensor ...``)."""
+    from ..ops.table import MetaError, _prefix_error
+
+    kernel = op.opdef.kernel
+
+    def call(*args):
+        try:
+            return kernel(*args)
+        except (ValueError, MetaError) as e:
+            raise _prefix_error(op, e) from None
+    return call
+
+
 def restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
     """A copy of ``arr`` laid out with ``strides`` (elements): the layout the kernels were
     generated for.  (A size-1 dim's stride never matters; numpy may report any.)"""

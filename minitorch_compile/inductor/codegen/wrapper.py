@@ -49,7 +49,8 @@ HEADER = """\
 import numpy as np
 import minitorch_compile as mtc
 from minitorch_compile._tensor import Tensor
-from minitorch_compile.inductor.runtime import call_fallback, restride, run_tiles, strided
+from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
+                                                run_tiles, strided)
 """
 
 
@@ -156,8 +157,8 @@ class WrapperCodeGen:
         inputs = g.graph_input_names
         lines = [HEADER]
         for op, ref in self.kernel_refs.items():
-            lines.append(f"{ref} = mtc.ops.{op.namespace}.{op.name}.{op.overload_name}"
-                         ".opdef.kernel")
+            lines.append(f"{ref} = eager_kernel(mtc.ops.{op.namespace}.{op.name}."
+                         f"{op.overload_name})")
         for name, arr in g.constants.items():  # small constant tensors, written out in full
             if arr.size > 10_000:
                 raise NotImplementedError(f"constant tensor of {arr.size} elements")
