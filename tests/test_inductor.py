@@ -470,3 +470,25 @@ def test_bad_input_raises_eagers_error(fn):
     with pytest.raises(type(eager.value)) as compiled:
         mtc.compile(fn)(x)
     assert str(compiled.value) == str(eager.value)
+
+
+def test_npu_tensors_run_eagerly_with_a_warning():
+    def f(x):
+        return (x.to(mtc.device("npu")) * 2).cpu() + 1
+
+    x = mtc.randn(3)
+    with pytest.warns(UserWarning, match="inductor: could not compile.*npu"):
+        out = mtc.compile(f)(x)
+    _close(out.numpy(), f(x).numpy(), np.float32)
+
+
+def test_graph_aot_cannot_trace_runs_eagerly_with_a_warning():
+    def f(x):
+        y = x * 1
+        y[0].add_(5)  # a mutation through a view: AOTAutograd refuses it
+        return y
+
+    x = mtc.randn(3, 2)
+    with pytest.warns(UserWarning, match="inductor: AOTAutograd cannot trace"):
+        out = mtc.compile(f)(x)
+    _close(out.numpy(), f(x).numpy(), np.float32)

@@ -107,9 +107,28 @@ compiled_graphs: list = []  # every CompiledFxGraph made by the backend, newest 
 
 
 def compile_fx(gm, example_inputs):
-    """The ``inductor`` backend for ``mtc.compile``."""
+    """The ``inductor`` backend for ``mtc.compile``.
+
+    AOTAutograd traces on the first call of each input signature; a program it cannot handle
+    (``NotImplementedError``: say, a mutation through a view) runs eagerly from then on, with a
+    warning — as a graph Inductor cannot compile does."""
     from ..aot import aot_module_simplified, min_cut_rematerialization_partition
 
-    return aot_module_simplified(gm, example_inputs, _compiler("forward", compiled_graphs),
-                                 _compiler("backward", compiled_graphs),
-                                 partition_fn=min_cut_rematerialization_partition)
+    compiled = aot_module_simplified(gm, example_inputs, _compiler("forward", compiled_graphs),
+                                     _compiler("backward", compiled_graphs),
+                                     partition_fn=min_cut_rematerialization_partition)
+    eager: list = []
+
+    def run(*args):
+        if eager:
+            return eager[0](*args)
+        try:
+            return compiled(*args)
+        except NotImplementedError as e:
+            warnings.warn(f"inductor: AOTAutograd cannot trace this graph, running it eagerly "
+                          f"instead: {e}", stacklevel=2)
+            eager.append(gm.forward)
+            return gm.forward(*args)
+
+    run.compiled = compiled.compiled
+    return run

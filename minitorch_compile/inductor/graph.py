@@ -98,6 +98,11 @@ class GraphLowering(Interpreter):
         return TensorBox(StorageBox(buf))
 
     def run_node(self, n):
+        val = n.meta.get("val")
+        for v in (val if isinstance(val, (tuple, list)) else (val,)):
+            if isinstance(v, Tensor) and v.device.type != "cpu":
+                raise NotImplementedError(  # the NPU has its own code generator
+                    f"the cpu code generator got a tensor on {v.device} ({n.name})")
         self._node = n
         prev, self.current_node = self.current_node, n
         self._meta_stack.append(n.meta.get("val"))
