@@ -26,6 +26,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from . import library, nn, optim
 from . import fx, viz, aot
 from . import dynamo
+from . import inductor
 from .dynamo import compile
 from .dynamo._logging import set_logs
 from ._device import _register_device_module, get_default_device, set_default_device

@@ -16,7 +16,9 @@ order a learner meets them (the longer versions are ``docs/eager.md`` with
 7. ``dynamo``       the tutorial's ``f(x, mod)`` with modules ``A`` and ``B`` under
                     ``mtc.compile(backend="eager")``: misses and hits, each cache entry's guard,
                     graph and transformed code (depyf and ``dis``), a recompile with its reason,
-                    and ``function(inputs)``'s data-dependent ``if`` running eagerly.
+                    and ``function(inputs)``'s data-dependent ``if`` running eagerly;
+8. ``inductor``     ``cos(cos(x))`` forward and backward through the default backend: one fused
+                    kernel each, the loop IR, the generated numpy kernel.
 
 ``STEPS`` is the table of steps; later chapters (AOT, Inductor) append theirs.
 Everything prints to stdout and is seeded with ``mtc.manual_seed``, so a fresh process prints
@@ -387,6 +389,7 @@ def step_training() -> None:
 # --------------------------------------------------------------------------- driver
 
 from ._tour_dynamo import A, B, f, function, step_dynamo  # noqa: E402,F401 - compiler steps
+from ._tour_inductor import step_inductor  # noqa: E402
 
 STEPS: dict[str, Callable[[], None]] = {
     "tensors": step_tensors,
@@ -396,6 +399,7 @@ STEPS: dict[str, Callable[[], None]] = {
     "registration": step_registration,
     "training": step_training,
     "dynamo": step_dynamo,
+    "inductor": step_inductor,
 }
 
 

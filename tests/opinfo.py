@@ -1224,5 +1224,4 @@ def dtypes_list(info: OpInfo, s: Sample, n: int) -> list:
     return list(d) if isinstance(d, tuple) else [d] * n
 
 
-from . import opinfo_indexing  # noqa: E402,F401  (registers the indexing OpInfos)
-from . import opinfo_more  # noqa: E402, F401 - registers the breadth ops' OpInfos
+from . import opinfo_indexing, opinfo_more  # noqa: E402,F401,I001 (register their OpInfos)

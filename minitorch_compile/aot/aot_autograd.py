@@ -244,6 +244,10 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
     cache: dict = {}
 
     def returned(*args, **kwargs):
+        fast = None if kwargs else _fast_key(args)
+        entry = cache.get(fast) if fast is not None else None
+        if entry is not None:  # the common call: flat tensors seen before
+            return _run_entry(entry, list(args))
         flat_args, in_spec = tree_flatten((args, kwargs))
         key = (in_spec, _metadata_key(flat_args))
         entry = cache.get(key)
@@ -263,23 +267,46 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
             entry = cache[key] = (pair, out_spec_box[0],
                                   _runtime_function(pair) if pair.backward else None)
             returned.last_pair = pair
-        pair, out_spec, runtime = entry
-        tensors = [a for a in flat_args if isinstance(a, Tensor)]
-        if runtime is None:
-            outs = list(pair.forward(*tensors))
-            _apply_mutations(pair, tensors, outs[pair.num_outputs:])
-            outs = outs[:pair.num_outputs]
-        else:
-            outs = list(runtime.apply(*tensors))  # applies input mutations itself
-        if pair.history_inputs:  # the write again, recorded: the input's history (CopyBackward)
-            n = len(outs) - len(pair.history_inputs)
-            for k, value in zip(pair.history_inputs, outs[n:]):
-                tensors[k].copy_(value)
-            outs = outs[:n]
-        return tree_unflatten(outs, out_spec)
+        if fast is not None:
+            cache[fast] = entry
+        return _run_entry(entry, [a for a in flat_args if isinstance(a, Tensor)])
 
     returned.last_pair = None
     return returned
+
+
+def _fast_key(args: tuple):
+    """The cache key of a call with only distinct, plain tensors (no pytree work), or None.
+
+    Same facts as ``_metadata_key``: grad mode, and per tensor its shape, strides, dtype,
+    device and requires_grad."""
+    key = ["fast", _dispatch.state.grad_enabled]
+    for a in args:
+        if not isinstance(a, Tensor):
+            return None
+        d = a._data
+        # requires_grad (the property): a view whose base was written may have gained history
+        key.append((d.shape, d.strides, d.dtype, a._device, a.requires_grad))
+    if len({id(a) for a in args}) != len(args):
+        return None
+    return tuple(key)
+
+
+def _run_entry(entry, tensors: list):
+    pair, out_spec, runtime = entry
+    if runtime is None:
+        outs = list(pair.forward(*tensors))
+        if pair.mutated_inputs:
+            _apply_mutations(pair, tensors, outs[pair.num_outputs:])
+        outs = outs[:pair.num_outputs]
+    else:
+        outs = list(runtime.apply(*tensors))  # applies input mutations itself
+    if pair.history_inputs:  # the write again, recorded: the input's history (CopyBackward)
+        n = len(outs) - len(pair.history_inputs)
+        for k, value in zip(pair.history_inputs, outs[n:]):
+            tensors[k].copy_(value)
+        outs = outs[:n]
+    return tree_unflatten(outs, out_spec)
 
 
 def aot_module(mod, fw_compiler, bw_compiler=None, partition_fn=default_partition,
@@ -337,9 +364,10 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
         try:
             return compiled(*args)
         except AOTUnsupported as e:  # raised while tracing on fake tensors: nothing ran yet
-            import warnings
+            from ..dynamo._logging import warn_user
+            from ..dynamo.exc import CompilerFallbackWarning
 
-            warnings.warn(f"AOTAutograd: {e}; running this graph eagerly", stacklevel=2)
+            warn_user(f"AOTAutograd: {e}; running this graph eagerly", CompilerFallbackWarning)
             fallback.append(e)
             return gm(*args)
 

@@ -1,5 +1,6 @@
 """Logs switched on by name: ``mtc.set_logs(graph_code=True)`` or
-``MTC_LOGS=graph_code,guards,bytecode,recompiles,graph_breaks`` (``torch/_logging``).
+``MTC_LOGS=graph_code,guards,bytecode,recompiles,graph_breaks,fusion,output_code``
+(``torch/_logging``).
 
 Each artifact has its own ``logging`` logger (``minitorch_compile.graph_code`` ...); turning one
 on attaches a stderr handler at INFO level, so messages print as the compiler works.
@@ -14,7 +15,8 @@ import warnings
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ARTIFACTS = ("graph_code", "guards", "bytecode", "recompiles", "graph_breaks")
+ARTIFACTS = ("graph_code", "guards", "bytecode", "recompiles", "graph_breaks", "fusion",
+             "output_code")
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -6,16 +6,13 @@ call that triggered compilation) and returns the callable the transformed byteco
 
 Registered here: ``"eager"`` runs the graph's generated ``forward`` as is.  ``"aot_eager"``
 runs it through AOTAutograd (joint graph, min-cut partition) with both halves run as they are,
-as torch's ``aot_eager`` does.  ``"inductor"`` belongs to a later stage (the code generator);
-until it lands it runs the graph eagerly and says so once.
+as torch's ``aot_eager`` does.  ``"inductor"`` adds the code generator (``inductor/``): both
+halves become fused numpy kernels.
 """
 
 from __future__ import annotations
 
-from .._logging import warn_user
-
 _BACKENDS: dict = {}
-_warned: set = set()
 
 
 def register_backend(compiler_fn=None, name: str | None = None, tags=()):
@@ -47,17 +44,6 @@ def eager(gm, example_inputs):
     return gm.forward
 
 
-def _not_yet(name: str):
-    def backend(gm, example_inputs):
-        if name not in _warned:
-            _warned.add(name)
-            warn_user(f"mtc.compile: backend {name!r} is not implemented yet; its graphs run "
-                      "eagerly (GraphModule.forward) until that stage lands")
-        return gm.forward
-    backend.__name__ = name
-    return backend
-
-
 @register_backend(name="aot_eager")
 def aot_eager(gm, example_inputs):
     from ...aot import aot_module_simplified, min_cut_rematerialization_partition, nop
@@ -66,4 +52,8 @@ def aot_eager(gm, example_inputs):
                                  partition_fn=min_cut_rematerialization_partition)
 
 
-register_backend(_not_yet("inductor"), name="inductor")
+@register_backend(name="inductor")
+def inductor(gm, example_inputs):
+    from ...inductor.compile_fx import compile_fx
+
+    return compile_fx(gm, example_inputs)

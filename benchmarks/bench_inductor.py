@@ -1,0 +1,266 @@
+"""Inductor's kernels against plain numpy, our eager mode, torch eager and ``torch.compile``.
+
+Run: ``python benchmarks/bench_inductor.py`` (about a minute; ``--quick`` uses smaller inputs
+and fewer repeats, ``--no-torch`` skips torch).
+
+Programs (issue 9, item 10), each written once and run through every implementation:
+
+* ``pointwise x10``: a chain of 10 elementwise ops on 16 M float32;
+* ``softmax``, ``layer_norm``: on (4096, 1024) float32, through the library's ops (so the
+  decompositions are what gets compiled);
+* ``gelu``: GELU (erf) on 16 M float32 — the numpy baseline uses a float32 erf approximation
+  (numpy has none);
+* ``cos(cos) fw+bw``: the tutorial's function, forward and backward, on 16 M float32;
+* ``mlp step``: Linear 512→1024, ReLU, Linear 1024→64, MSE loss, backward, batch 1024;
+* ``small call``: ``(x.cos() * y + 1).sum()`` on 10 elements — a cache hit's overhead.
+
+Figures are the best of ``--repeat`` runs (ms, µs for the small call); compile time is the first
+call.  Baselines run in the same process, so ratios are the figures that travel.  Targets
+(printed, not asserted): ours ≤ 0.5× numpy and ≤ 1.25× ``torch.compile`` on the pointwise and
+reduction rows; the MLP step no slower than numpy; first call ≤ 1/10 of ``torch.compile``'s;
+the small call no slower than ``torch.compile``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
+
+import minitorch_compile as mtc  # noqa: E402
+
+
+def best(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def first_call(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+# --------------------------------------------------------------------------- the programs
+# written once over a library namespace ``L`` (mtc or torch) with the functional module ``F``
+
+
+def chain(L, F):
+    def f(x):
+        y = x.cos() * 1.5 + 0.5
+        y = y.sin() * x
+        y = y.tanh() - 0.25
+        y = y.abs() * y + 1
+        return y.sqrt()
+    return f
+
+
+def softmax(L, F):
+    return lambda x: L.softmax(x, -1)
+
+
+def layer_norm(L, F):
+    return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def gelu(L, F):
+    return lambda x: F.gelu(x)
+
+
+def cos_cos(L, F):
+    return lambda x: L.cos(L.cos(x))
+
+
+def mlp(L, F):
+    def step(x, t, w1, b1, w2, b2):
+        h = F.relu(F.linear(x, w1, b1))
+        return F.mse_loss(F.linear(h, w2, b2), t)
+    return step
+
+
+def small(L, F):
+    return lambda x, y: (x.cos() * y + 1).sum()
+
+
+# --------------------------------------------------------------------------- numpy baselines
+
+
+def np_chain(x):
+    y = np.cos(x) * 1.5 + 0.5
+    y = np.sin(y) * x
+    y = np.tanh(y) - 0.25
+    y = np.abs(y) * y + 1
+    return np.sqrt(y)
+
+
+def np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def np_layer_norm(x, w, b):
+    mu = x.mean(-1, keepdims=True)
+    c = x - mu
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * w + b
+
+
+def np_erf(x):  # Abramowitz & Stegun 7.1.26, |error| < 1.5e-7
+    s = np.sign(x)
+    a = np.abs(x)
+    t = 1 / (1 + 0.3275911 * a)
+    y = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+             + 0.254829592) * t * np.exp(-a * a)
+    return s * y
+
+
+def np_gelu(x):
+    return 0.5 * x * (1 + np_erf(x * np.float32(0.7071067811865476)))
+
+
+def np_cos_cos(x, g):
+    c = np.cos(x)
+    out = np.cos(c)
+    return out, g * -np.sin(c) * -np.sin(x)
+
+
+def np_mlp(x, t, w1, b1, w2, b2):
+    h = np.maximum(x @ w1.T + b1, 0)
+    y = h @ w2.T + b2
+    d = y - t
+    loss = (d * d).mean()
+    gy = 2 * d / d.size
+    gw2, gb2, gh = gy.T @ h, gy.sum(0), gy @ w2
+    gh = gh * (h > 0)
+    return loss, gh.T @ x, gh.sum(0), gw2, gb2
+
+
+# --------------------------------------------------------------------------- runners
+
+
+def make_inputs(name, n, rows, cols, rng):
+    f32 = np.float32
+    if name in ("chain", "gelu", "cos_cos"):
+        return [rng.standard_normal(n).astype(f32)]
+    if name == "softmax":
+        return [rng.standard_normal((rows, cols)).astype(f32)]
+    if name == "layer_norm":
+        return [rng.standard_normal((rows, cols)).astype(f32),
+                rng.standard_normal(cols).astype(f32), rng.standard_normal(cols).astype(f32)]
+    if name == "mlp":
+        b = rows // 4
+        return [rng.standard_normal((b, 512)).astype(f32), rng.standard_normal((b, 64)).astype(f32),
+                (rng.standard_normal((1024, 512)) * 0.04).astype(f32), np.zeros(1024, f32),
+                (rng.standard_normal((64, 1024)) * 0.03).astype(f32), np.zeros(64, f32)]
+    return [rng.standard_normal(10).astype(f32), rng.standard_normal(10).astype(f32)]
+
+
+CASES = [("pointwise x10", "chain", chain, np_chain, False),
+         ("softmax", "softmax", softmax, np_softmax, False),
+         ("layer_norm", "layer_norm", layer_norm, np_layer_norm, False),
+         ("gelu", "gelu", gelu, np_gelu, False),
+         ("cos(cos) fw+bw", "cos_cos", cos_cos, np_cos_cos, True),
+         ("mlp step", "mlp", mlp, np_mlp, True),
+         ("small call", "small", small, lambda x, y: (np.cos(x) * y + 1).sum(), False)]
+
+
+def run_lib(L, F, builder, arrays, backward, compile_fn, to_tensor):
+    grad_pos = list(range(len(arrays))) if backward else []
+    if builder is mlp:
+        grad_pos = [2, 3, 4, 5]
+    tensors = [to_tensor(a, i in grad_pos) for i, a in enumerate(arrays)]
+    fn = builder(L, F)
+    fn = compile_fn(fn) if compile_fn else fn
+    # the incoming gradient, made once (as the numpy baseline gets it): ones, contiguous
+    grad = to_tensor(np.ones_like(arrays[0]), False) if backward and builder is cos_cos else None
+
+    def call():
+        out = fn(*tensors)
+        if backward:
+            out.backward(grad) if grad is not None else out.backward()
+            for t in tensors:
+                t.grad = None
+        return out
+    return call
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--cases", default="", help="comma-separated keys: chain,softmax,...")
+    args = p.parse_args(argv)
+    n, rows, cols = (1 << 20, 512, 1024) if args.quick else (1 << 24, 4096, 1024)
+    repeat = 2 if args.quick else args.repeat
+    torch = None
+    if not args.no_torch:
+        try:
+            import torch
+        except ImportError:
+            torch = None
+    rng = np.random.default_rng(0)
+    warnings.simplefilter("ignore")
+    print(f"inductor benchmark: n={n}, rows×cols={rows}×{cols}, threads="
+          f"{mtc.inductor.config.threads}, best of {repeat}; ms (small call: µs)")
+    hdr = ["case", "numpy", "eager", "compiled", "torch", "torch.compile", "c/np", "c/tc",
+           "compile s", "tc compile s"]
+    print(" | ".join(hdr))
+    results = []
+    only = {c.strip() for c in args.cases.split(",") if c.strip()}
+    for label, key, builder, np_fn, backward in CASES:
+        if only and key not in only:
+            continue
+        arrays = make_inputs(key, n, rows, cols, rng)
+        unit = 1e6 if key == "small" else 1e3
+        reps = repeat if key != "small" else 2000
+        row = {"case": label}
+        if backward and key == "cos_cos":
+            g = np.ones_like(arrays[0])
+            row["numpy"] = best(lambda: np_fn(arrays[0], g), repeat) * unit
+        else:
+            row["numpy"] = best(lambda: np_fn(*arrays), reps) * unit
+        mk = lambda a, rg: mtc.tensor(a).requires_grad_(rg)  # noqa: E731
+        eager = run_lib(mtc, mtc.nn.functional, builder, arrays, backward, None, mk)
+        row["eager"] = best(eager, max(1, min(reps, 2))) * unit
+        mtc.dynamo.reset()
+        comp = run_lib(mtc, mtc.nn.functional, builder, arrays, backward, mtc.compile, mk)
+        row["compile s"] = first_call(comp)
+        row["compiled"] = best(comp, reps) * unit
+        if torch is not None:
+            tk = lambda a, rg: torch.from_numpy(a.copy()).requires_grad_(rg)  # noqa: E731
+            te = run_lib(torch, torch.nn.functional, builder, arrays, backward, None, tk)
+            row["torch"] = best(te, reps) * unit
+            torch._dynamo.reset()
+            tc = run_lib(torch, torch.nn.functional, builder, arrays, backward, torch.compile,
+                         tk)
+            row["tc compile s"] = first_call(tc)
+            row["torch.compile"] = best(tc, reps) * unit
+        results.append(row)
+        c, npt, tct = row["compiled"], row["numpy"], row.get("torch.compile")
+        row["c/np"] = c / npt
+        row["c/tc"] = c / tct if tct else float("nan")
+        print(" | ".join(_fmt(row.get(h)) for h in hdr), flush=True)
+    return results
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    return f"{v:.3g}" if abs(v) < 10 else f"{v:.0f}"
+
+
+if __name__ == "__main__":
+    main()

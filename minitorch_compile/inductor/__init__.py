@@ -1,0 +1,13 @@
+"""Inductor: fx graphs → loop IR → fused, tiled, threaded numpy kernels (``torch/_inductor``).
+
+The stages, each a module named after torch's: ``decomposition`` (big ops into primitives),
+``lowering`` + ``graph`` (fx → loop IR of ``ir``), ``scheduler`` (fusion, with reasons),
+``codegen`` (one Python module per graph), ``compile_fx`` (the ``inductor`` backend).
+``metrics`` counts what was generated; ``config`` holds the knobs.
+"""
+
+from . import config, metrics
+from .compile_fx import CompiledFxGraph, compile_fx, compile_fx_inner, compiled_graphs
+
+__all__ = ["config", "metrics", "compile_fx", "compile_fx_inner", "CompiledFxGraph",
+           "compiled_graphs"]

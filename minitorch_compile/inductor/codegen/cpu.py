@@ -1,0 +1,439 @@
+"""One fused group → one Python function of vectorized numpy over tiles
+(``torch/_inductor/codegen/cpp.py``: where torch writes C++ loops, we write numpy calls).
+
+A group loops over its frame ``R + RR`` (kept sizes, then reduced sizes).  For softmax on
+(4096, 1024) the generated function reads::
+
+    def fused__softmax_0(in_ptr0, out_ptr1):
+        v0 = in_ptr0                                  # one view per (buffer, index)
+        o0 = out_ptr1
+        def chunk(c0, c1):                            # whole tiles, one chunk per thread
+            s0 = np.empty((min(32, c1 - c0), 1), dtype=np.float32)   # tile buffers
+            s1 = np.empty((min(32, c1 - c0), 1024), dtype=np.float32)
+            for t0 in range(c0, c1, 32):              # 32 rows = 128 KiB: stays in cache
+                t1 = min(t0 + 32, c1)
+                b0 = s0[:t1 - t0]
+                ...
+                np.maximum.reduce(v0[t0:t1], axis=(1,), keepdims=True, out=b0)
+                np.subtract(v0[t0:t1], b0, out=b1)
+                ...
+        run_tiles(chunk, 4096, 32, 4194304)
+
+The algorithm:
+
+1. run every node's body with the frame's variables and collect the index of each load from,
+   and store to, a buffer that lives outside the kernel;
+2. simplify the frame (torch's ``simplify_loops``): drop size-1 dims, merge neighbouring dims
+   that every index walks contiguously — a contiguous pointwise chain becomes one flat loop;
+3. run the bodies again under ``NumpyKernelHandler``: one numpy call per op, each producing an
+   SSA ``Value``; a load of a buffer an earlier node of the group computed takes that node's
+   tile value, so a fused intermediate never exists in full; equal calls are computed once
+   (CSE); a value whose only use is a store is computed straight into the output (``out=``);
+4. give each temporary a tile buffer by liveness, reusing dead ones (``out=`` everywhere);
+5. write the function: views, tile buffers per chunk, the tile loop, ``run_tiles``.
+
+Tiles run over the first frame dim.  When that dim is reduced — a group that reduces everything
+(``R = ()``), or one whose memory is contiguous along a kept dim, like ``x.sum(0)``, whose loop
+order is then turned reduced-dims-first (``_reduction_outer``) — the tiles split the reduction:
+each chunk accumulates partial results, combined after the loop, and ``outer`` nodes
+(epilogues on the result) run once at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import config
+from ..ir import Affine, numel
+from ..virtualized import V
+from .common import Value, const_repr, np_dtype
+
+REDUCE_UFUNC = {"sum": "np.add", "max": "np.maximum", "min": "np.minimum",
+                "any": "np.logical_or", "all": "np.logical_and"}
+_IDENTITY = {"sum": "zeros", "any": "zeros", "all": "ones"}
+_BOOL_OPS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+             "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
+             "isfinite", "signbit"}
+
+
+@dataclass
+class Instr:
+    dest: Value | None
+    fmt: str  # "{out}" is the destination, "{0}", "{1}" ... the args
+    args: list
+    inplace: bool = False  # elementwise: the destination may reuse a dying argument's buffer
+    store: tuple | None = None  # a store: (target, its flags, its dtype)
+
+
+@dataclass
+class Frame:
+    names: list  # loop variable per dim
+    sizes: list
+    reduce: list  # is the dim reduced
+
+
+def simplify_frame(frame, exprs) -> tuple:
+    """Drop size-1 dims; merge neighbours every expression walks contiguously."""
+    R, RR = frame
+    dims = [(f"x{k}", s, False) for k, s in enumerate(R)] + \
+           [(f"r{k}", s, True) for k, s in enumerate(RR)]
+    zero = {n: Affine(0) for n, s, _ in dims if s == 1}
+    dims = [d for d in dims if d[1] != 1]
+    exprs = [e.subs(zero) for e in exprs]
+    merged: set = set()
+    k = len(dims) - 2
+    while k >= 0:
+        (a, sa, ra), (b, sb, rb) = dims[k], dims[k + 1]
+        if ra == rb and all(e.coef(a) == e.coef(b) * sb for e in exprs):
+            exprs = [Affine(e.const, [(v, c) for v, c in e.terms if v != a]) for e in exprs]
+            merged.add(a)
+            dims[k:k + 2] = [(b, sa * sb, rb)]
+        k -= 1
+    if not dims:
+        dims = [("x_", 1, False)]
+    frame = Frame([d[0] for d in dims], [d[1] for d in dims], [d[2] for d in dims])
+    return frame, (zero, merged)
+
+
+def rewrite(expr: Affine, rules) -> Affine:
+    zero, merged = rules
+    expr = expr.subs(zero)
+    return Affine(expr.const, [(v, c) for v, c in expr.terms if v not in merged])
+
+
+def _cse_key(v: Value):
+    """Equal calls compute one value: literals and views compare by text, temporaries by
+    identity."""
+    return ("text", v.expr) if v.expr is not None and not v.temp else id(v)
+
+
+class NumpyKernelHandler:
+    """The ops handler that writes numpy: one ``Instr`` per op."""
+
+    def __init__(self, kernel, final: bool = False):
+        self.k = kernel
+        self.final = final  # the epilogue after a split reduction's loop
+        self.instrs: list = []
+        self.cache: dict = {}
+
+    def new(self, fmt, args, flags, dtype, inplace=False, key=None, temp=True):
+        if key is not None and key in self.cache:
+            return self.cache[key]
+        v = Value(flags=tuple(flags), dtype=dtype, temp=temp)
+        self.instrs.append(Instr(v, fmt, list(args), inplace))
+        if key is not None:
+            self.cache[key] = v
+        return v
+
+    def flags(self, args) -> tuple:
+        flags = [False] * len(self.k.frame.sizes)
+        for a in args:
+            if isinstance(a, Value) and a.flags:
+                flags = [x or y for x, y in zip(flags, a.flags)]
+        return tuple(flags)
+
+    def lit(self, a) -> Value:
+        return a if isinstance(a, Value) else Value(expr=const_repr(a))
+
+    # ---------------------------------------------------------------- memory
+    def load(self, name, index):
+        return self.k.load(self, name, index)
+
+    def store(self, name, index, value):
+        self.k.store(self, name, index, self.lit(value))
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        return self.k.reduction(self, np_dtype(dtype), reduction_type, self.lit(value))
+
+    # ---------------------------------------------------------------- ops
+    def constant(self, value, dtype):
+        d = np_dtype(dtype)
+        return Value(expr=f"np.{d}({const_repr(value)})", dtype=d,
+                     flags=(False,) * len(self.k.frame.sizes))
+
+    def to_dtype(self, x, dtype):
+        x, d = self.lit(x), np_dtype(dtype)
+        if x.dtype == d:
+            return x
+        return self.new("np.copyto({out}, {0}, casting='unsafe')", [x], self.flags([x]), d,
+                        key=("to_dtype", _cse_key(x), d))
+
+    def identity(self, x):
+        return self.lit(x)
+
+    def where(self, c, a, b):
+        args = [self.lit(v) for v in (c, a, b)]
+        dt = next((v.dtype for v in args[1:] if v.dtype is not None), None)
+        return self.new("{out} = np.where({0}, {1}, {2})", args, self.flags(args), dt,
+                        key=("where",) + tuple(map(_cse_key, args)), temp=False)
+
+    def kernel(self, op, dtype, *args):
+        vals = [self.lit(a) for a in args]
+        ref = self.k.module.kernel_ref(op)
+        d = np_dtype(dtype)
+        call = ", ".join("{%d}" % i for i in range(len(vals)))
+        return self.new(f"{{out}} = np.asarray({ref}({call}), dtype=np.{d})", vals,
+                        self.flags(vals), d, temp=False)
+
+    def __getattr__(self, name):
+        if not isinstance(getattr(np, name, None), np.ufunc):
+            raise NotImplementedError(f"ops.{name}: no numpy ufunc of that name")
+
+        def op(*args):
+            vals = [self.lit(a) for a in args]
+            arrays = [np.dtype(v.dtype) for v in vals if v.dtype is not None]
+            dt = "bool" if name in _BOOL_OPS else str(np.result_type(*arrays)) if arrays \
+                else "float64"
+            call = ", ".join("{%d}" % i for i in range(len(vals)))
+            return self.new(f"np.{name}({call}, out={{out}})", vals, self.flags(vals), dt,
+                            inplace=True, key=(name,) + tuple(map(_cse_key, vals)))
+        return op
+
+
+class NumpyKernel:
+    """Generates the function of one fused group (torch's ``CppKernel``)."""
+
+    def __init__(self, group, module, materialized: set, name: str):
+        self.group, self.module, self.name = group, module, name
+        self.materialized = materialized
+        frame = group.frame
+        exprs, written = [], set()
+        for n in group.nodes:
+            reads, write = n.deps(frame)
+            exprs += [d.index for d in reads if d.name not in written]
+            if n.name in materialized:
+                exprs.append(write)
+            written.add(n.name)
+        self.frame, self.rules = simplify_frame(frame, exprs)
+        if self._reduction_outer(frame, [rewrite(e, self.rules) for e in exprs]):
+            fr = self.frame
+            order = [k for k, r in enumerate(fr.reduce) if r] + \
+                    [k for k, r in enumerate(fr.reduce) if not r]
+            self.frame = Frame([fr.names[k] for k in order], [fr.sizes[k] for k in order],
+                               [fr.reduce[k] for k in order])
+        self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
+        self.values: dict = {}  # buffer name -> its tile Value
+        self.views: dict = {}  # (buffer, index) -> view number
+        self.view_lines: list = []
+        self.args: list = []  # buffer names, in argument order
+        self.accs: list = []  # split reductions: (reduction type, dtype, flags)
+        self.body = NumpyKernelHandler(self)
+        self.epilogue = NumpyKernelHandler(self, final=True)
+        self.num_bytes = 0
+        for n in group.nodes:
+            handler = self.epilogue if self.split and not n.is_reduction and \
+                n.placement(frame) == "outer" else self.body
+            index, rindex = n.index_vars(frame)
+            with V.set_ops_handler(handler):
+                if rindex is not None:
+                    n.node.data.store_output(n.name, n.node.layout.make_indexer(), index,
+                                             rindex)
+                else:
+                    n.node.data.store_output(n.name, n.node.layout.make_indexer(), index)
+
+    def _reduction_outer(self, frame, exprs) -> bool:
+        """Loop over the reduced dims outermost (tiles of them, partial results accumulated)
+        when memory is contiguous along a kept dim — ``x.sum(0)`` reads whole rows per tile
+        instead of columns — and no elementwise node needs a finished reduction."""
+        fr = self.frame
+        if all(fr.reduce) or not any(fr.reduce):
+            return False
+        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
+        for n in self.group.nodes:
+            if kinds[n.name].startswith("full") and any(
+                    kinds.get(d.name) in ("reduction", "outer") for d in n.deps(frame)[0]):
+                return False
+        reduced = {v for v, r in zip(fr.names, fr.reduce) if r}
+        unit = [v for e in exprs for v, c in e.terms if c == 1]
+        return sum(v not in reduced for v in unit) > sum(v in reduced for v in unit)
+
+    # ---------------------------------------------------------------- buffers
+    def _arg(self, name: str) -> str:
+        if name not in self.args:
+            self.args.append(name)
+            buf = self.module.buffer(name)
+            self.num_bytes += numel(buf.get_size()) * buf.get_dtype().itemsize
+        return f"{'out' if name in self.group.writes else 'in'}_{name}"
+
+    def _view(self, name: str, index: Affine, prefix: str) -> tuple:
+        expr = rewrite(index, self.rules)
+        key = (name, expr)
+        if key not in self.views:
+            k = self.views[key] = len(self.views)
+            buf = self.module.buffer(name)
+            flags = tuple(expr.coef(v) != 0 for v in self.frame.names)
+            shape = tuple(s if f else 1 for s, f in zip(self.frame.sizes, flags))
+            strides = tuple(expr.coef(v) for v in self.frame.names)
+            code = self.module.view_code(self._arg(name), buf, shape, strides, expr.const)
+            self.view_lines.append(f"{prefix}{k} = {code}")
+        k = self.views[key]
+        flags = tuple(expr.coef(v) != 0 for v in self.frame.names)
+        return f"{prefix}{k}", flags
+
+    def load(self, h, name, index):
+        if name in self.values:
+            return self.values[name]
+        view, flags = self._view(name, index, "v")
+        tiled = flags[0] and not h.final
+        key = ("load", view, tiled)
+        if key not in h.cache:  # the same load twice is one value (so CSE sees through it)
+            h.cache[key] = Value(expr=f"{view}[t0:t1]" if tiled else view, flags=flags,
+                                 dtype=np_dtype(self.module.buffer(name).get_dtype()))
+        return h.cache[key]
+
+    def store(self, h, name, index, value):
+        self.values[name] = value
+        if name not in self.materialized:
+            return
+        if value.final:
+            h = self.epilogue
+        view, flags = self._view(name, index, "o")
+        target = f"{view}[t0:t1]" if flags[0] and not h.final else view
+        h.instrs.append(Instr(None, f"np.copyto({target}, {{0}}, casting='unsafe')", [value],
+                              store=(target, flags,
+                                     np_dtype(self.module.buffer(name).get_dtype()))))
+
+    def reduction(self, h, dt, rtype, v):
+        fr = self.frame
+        rdims = [d for d, r in enumerate(fr.reduce) if r]
+        if not rdims:
+            return v
+        if any(not v.flags[d] for d in rdims):  # reduce a broadcast value: expand it first
+            shape = ", ".join("t1 - t0" if d == 0 and (v.flags[0] or fr.reduce[0]) else
+                              str(s) if (v.flags[d] or fr.reduce[d]) else "1"
+                              for d, s in enumerate(fr.sizes))
+            v = h.new(f"{{out}} = np.broadcast_to({{0}}, ({shape},))", [v],
+                      tuple(f or r for f, r in zip(v.flags, fr.reduce)), v.dtype, temp=False)
+        flags = tuple(f and not r for f, r in zip(v.flags, fr.reduce))
+        red = h.new(f"{REDUCE_UFUNC[rtype]}.reduce({{0}}, axis={tuple(rdims)}, keepdims=True, "
+                    "out={out})", [v], flags, dt)
+        if not self.split:
+            return red
+        j = len(self.accs)
+        self.accs.append((rtype, dt, flags))
+        h.instrs.append(Instr(None, f"if acc{j} is None:\n    acc{j} = {{0}}.copy()\nelse:\n"
+                                    f"    {REDUCE_UFUNC[rtype]}(acc{j}, {{0}}, out=acc{j})",
+                              [red]))
+        return Value(expr=f"acc{j}", flags=flags, dtype=dt, final=True)
+
+    # ---------------------------------------------------------------- writing
+    def itemsize(self) -> int:
+        return max([np.dtype(self.module.buffer(n).get_dtype().np).itemsize
+                    for n in self.args] or [4])
+
+    def codegen(self) -> str:
+        fr = self.frame
+        body = _finish(self.body.instrs, "b")
+        epilogue = _finish(self.epilogue.instrs, "e")
+        rows = max(1, min(fr.sizes[0], config.tile_bytes //
+                          max(numel(fr.sizes[1:]) * self.itemsize(), 1)))
+        params = ", ".join(f"{'out' if n in self.group.writes else 'in'}_{n}"
+                           for n in self.args)
+        out = [f"def {self.name}({params}):"]
+        out += [f"    {line}" for line in self.view_lines]
+        slots = body["slots"]
+        single = fr.sizes[0] <= rows  # one tile: no loop, no chunks, no thread pool
+        ind = "    " if single else "        "
+        if single:
+            out.append(f"    t0, t1 = 0, {fr.sizes[0]}  # one tile is the whole loop")
+        else:
+            out.append("    def chunk(c0, c1):")
+        for j, (flags, dtype) in enumerate(slots):
+            first = str(fr.sizes[0]) if single else f"min({rows}, c1 - c0)"
+            shape = [first if k == 0 and f else str(s) if f else "1"
+                     for k, (f, s) in enumerate(zip(flags, fr.sizes))]
+            name = "b" if single else "s"
+            out.append(f"{ind}{name}{j} = np.empty(({', '.join(shape)},), dtype=np.{dtype})")
+        for j in range(len(self.accs)):
+            out.append(f"{ind}acc{j} = None")
+        if not single:
+            out.append(f"        for t0 in range(c0, c1, {rows}):")
+            out.append(f"            t1 = min(t0 + {rows}, c1)")
+            for j, (flags, _) in enumerate(slots):
+                out.append(f"            b{j} = s{j}[:t1 - t0]" if flags[0] else
+                           f"            b{j} = s{j}")
+        out += [f"{ind}    {line}" if not single else f"    {line}"
+                for line in body["lines"]] or [f"{ind}    pass"]
+        if self.accs and not single:
+            out.append(f"        return ({''.join(f'acc{j}, ' for j in range(len(self.accs)))})")
+        work = numel(fr.sizes)
+        call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work})"
+        if not self.accs:
+            if not single:
+                out.append(f"    {call}")
+            return "\n".join(out)
+        def shape(flags):
+            return ", ".join(str(s) if f else "1" for s, f in zip(fr.sizes, flags))
+        if not single:
+            out.append(f"    parts = {call}")
+        for j, (rtype, dt, aflags) in enumerate(self.accs):
+            if not single:
+                out.append(f"    acc{j} = parts[0][{j}]")
+                out.append("    for p in parts[1:]:")
+                out.append(f"        acc{j} = p[{j}] if acc{j} is None else "
+                           f"{REDUCE_UFUNC[rtype]}(acc{j}, p[{j}], out=acc{j})")
+            fill = _IDENTITY.get(rtype, "zeros")
+            out.append(f"    if acc{j} is None:\n        acc{j} = np.{fill}(({shape(aflags)},), "
+                       f"dtype=np.{dt})")
+        for j, (flags, dtype) in enumerate(epilogue["slots"]):
+            out.append(f"    e{j} = np.empty(({shape(flags)},), dtype=np.{dtype})")
+        out += [f"    {line}" for line in epilogue["lines"]]
+        return "\n".join(out)
+
+
+def _finish(instrs: list, prefix: str) -> dict:
+    """Store peephole, then tile buffers by liveness, then text."""
+    uses: dict = {}
+    for ins in instrs:
+        for a in ins.args:
+            uses[id(a)] = uses.get(id(a), 0) + 1
+    producer = {id(i.dest): i for i in instrs if i.dest is not None}
+    kept = []
+    for ins in instrs:
+        st = ins.store
+        if st is not None:
+            v = ins.args[0]
+            p = producer.get(id(v))
+            target, flags, dtype = st
+            if p is not None and v.temp and "out={out}" in p.fmt and uses[id(v)] == 1 \
+                    and tuple(v.flags) == tuple(flags) and v.dtype == dtype:
+                v.temp, v.expr = False, target
+                continue
+        kept.append(ins)
+    last: dict = {}
+    for i, ins in enumerate(kept):
+        for a in ins.args:
+            last[id(a)] = i
+    free: dict = {}
+    slots: list = []
+    lines: list = []
+    counter = 0
+    for i, ins in enumerate(kept):
+        dying = {id(a): a for a in ins.args if a.slot is not None and last.get(id(a)) == i}
+
+        def release():
+            for a in dying.values():
+                free.setdefault((a.flags, a.dtype), []).append(a.slot)
+        if ins.inplace:
+            release()
+        d = ins.dest
+        if d is not None and d.expr is None:
+            if d.temp:
+                key = (d.flags, d.dtype)
+                d.slot = free[key].pop() if free.get(key) else len(slots)
+                if d.slot == len(slots):
+                    slots.append(key)
+                d.expr = f"{prefix}{d.slot}"
+            else:
+                d.expr = f"t{prefix}{counter}"
+                counter += 1
+        if not ins.inplace:
+            release()
+        if d is not None and d.slot is not None and id(d) not in last:
+            free.setdefault((d.flags, d.dtype), []).append(d.slot)
+        text = ins.fmt.format(*[a.expr for a in ins.args], out=d.expr if d else None)
+        lines += text.splitlines()
+    return {"slots": slots, "lines": lines}
+

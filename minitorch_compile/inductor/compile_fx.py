@@ -1,0 +1,134 @@
+"""The ``inductor`` backend: Dynamo → AOTAutograd (min-cut) → Inductor, for the forward and the
+backward graph (``torch/_inductor/compile_fx.py``).
+
+``compile_fx_inner(gm, example_inputs)`` is the whole pipeline for one graph::
+
+    GraphLowering(gm).run(...)        fx graph -> loop IR (lowering.py, decomposition.py)
+    Scheduler(graph)                  fusion, with every decision recorded (scheduler.py)
+    WrapperCodeGen(...).generate()    one Python module: kernels + call (codegen/)
+    load the module                   from a cache keyed by its source text
+
+and returns a ``CompiledFxGraph``: callable like the graph (tensors in, tensors out), holding the
+``source`` (print it: it runs on its own), the IR before fusion, the fusion decisions, the
+kernels and the memory plan.  ``compile_fx`` is the Dynamo backend; it hands
+``compile_fx_inner`` to ``aot_module_simplified`` as both the forward and backward compiler.
+
+If anything goes wrong while compiling a graph, the graph runs eagerly instead (its
+``GraphModule.forward``), with a warning that gives the reason: a compiled program is never wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..dynamo._logging import get_logger, warn_user
+from ..dynamo.exc import CompilerFallbackWarning
+from . import metrics
+from .codegen.wrapper import WrapperCodeGen, source_key
+from .graph import GraphLowering
+from .scheduler import Scheduler
+
+_module_cache: dict = {}  # source hash -> namespace of the loaded module
+
+
+@dataclass
+class CompiledFxGraph:
+    """One compiled graph (torch's ``CompiledFxGraph``)."""
+
+    current_callable: object
+    source: str
+    ir_pre_fusion: str
+    ir_post_fusion: str
+    decisions: list
+    kernels: list
+    fallbacks: list
+    memory: object
+    cache_hit: bool = False
+    scheduler: object = field(default=None, repr=False)
+    gm: object = field(default=None, repr=False)
+
+    def __call__(self, *args):
+        return self.current_callable(*args)
+
+    def why_not_fused(self) -> str:
+        return self.scheduler.why_not_fused()
+
+
+def load_module(source: str) -> tuple[dict, bool]:
+    """Exec ``source`` as a module, once per distinct source text (the content-keyed cache)."""
+    key = source_key(source)
+    ns = _module_cache.get(key)
+    if ns is not None:
+        return ns, True
+    ns = {"__name__": f"mtc_inductor_{key}"}
+    exec(compile(source, f"<inductor {key}>", "exec"), ns)
+    _module_cache[key] = ns
+    return ns, False
+
+
+def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
+    """Lower, schedule, generate and load one graph (errors propagate)."""
+    graph = GraphLowering(gm)
+    graph.run(*example_inputs)
+    pre = "\n".join(repr(b) for b in graph.buffers)
+    sched = Scheduler(graph)
+    wrapper = WrapperCodeGen(graph, sched)
+    source = wrapper.generate()
+    ns, hit = load_module(source)
+    get_logger("output_code").info("Output code:\n%s", source)
+    metrics.generated_kernel_count += len(wrapper.kernels)
+    metrics.extern_kernel_count += sum(1 for g in sched.groups if g.is_extern)
+    metrics.fallback_kernel_count += len(graph.fallbacks)
+    for k in wrapper.kernels:
+        metrics.num_bytes_accessed += k["num_bytes"]
+        metrics.kernel_records.append(metrics.KernelRecord(
+            k["name"], k["nodes"], k["num_bytes"], k["numel"], k["reduction_numel"],
+            k["origins"]))
+    return CompiledFxGraph(ns["run"], source, pre, sched.debug_str(), list(sched.decisions),
+                           list(wrapper.kernels), list(graph.fallbacks), wrapper.plan, hit,
+                           sched, gm)
+
+
+def _compiler(kind: str, log: list | None):
+    def compiler(gm, example_inputs):
+        try:
+            compiled = compile_fx_inner(gm, example_inputs)
+        except Exception as e:  # noqa: BLE001 - any internal error: run this graph eagerly
+            warn_user(f"inductor: could not compile the {kind} graph, running it eagerly "
+                      f"instead: {type(e).__name__}: {e}", CompilerFallbackWarning)
+            return gm.forward
+        if log is not None:
+            log.append(compiled)
+        return compiled
+    return compiler
+
+
+compiled_graphs: list = []  # every CompiledFxGraph made by the backend, newest last
+
+
+def compile_fx(gm, example_inputs):
+    """The ``inductor`` backend for ``mtc.compile``.
+
+    AOTAutograd traces on the first call of each input signature; a program it cannot handle
+    (``NotImplementedError``: say, a mutation through a view) runs eagerly from then on, with a
+    warning — as a graph Inductor cannot compile does."""
+    from ..aot import aot_module_simplified, min_cut_rematerialization_partition
+
+    compiled = aot_module_simplified(gm, example_inputs, _compiler("forward", compiled_graphs),
+                                     _compiler("backward", compiled_graphs),
+                                     partition_fn=min_cut_rematerialization_partition)
+    eager: list = []
+
+    def run(*args):
+        if eager:
+            return eager[0](*args)
+        try:
+            return compiled(*args)
+        except NotImplementedError as e:
+            warn_user(f"inductor: AOTAutograd cannot trace this graph, running it eagerly "
+                      f"instead: {e}", CompilerFallbackWarning)
+            eager.append(gm.forward)
+            return gm.forward(*args)
+
+    run.compiled = compiled.compiled
+    return run

@@ -1,0 +1,31 @@
+"""Inductor's knobs (``torch/_inductor/config.py``).
+
+Change them at run time: ``mtc.inductor.config.threads = 1``.  Settings that shape the
+generated code (tile size, fusion limits) are part of the compile cache key.
+"""
+
+from __future__ import annotations
+
+import os
+
+# tiles of the iteration space run on a thread pool of this many workers (numpy ufuncs release
+# the GIL, so tiles really run in parallel); 1 runs every tile on the calling thread
+threads: int = os.cpu_count() or 1
+
+# bytes of one tile of a kernel's widest value: small enough that a tile's temporaries stay in
+# the L2 cache (the machine this was tuned on: 2 MiB per core), big enough that numpy's per-call
+# overhead (~1 µs) is small against the work of one call
+tile_bytes: int = 128 * 1024
+
+# a kernel with fewer elements than this runs as one tile on the calling thread
+min_parallel_numel: int = 1 << 16
+
+# fusion (torch: ``max_fusion_size``, ``realize_reads_threshold``, ``realize_opcount_threshold``)
+max_fusion_size: int = 64
+realize_reads_threshold: int = 4
+realize_opcount_threshold: int = 30
+epilogue_fusion: bool = True
+aggressive_fusion: bool = False  # horizontal fusion of nodes sharing no input
+
+# reuse a freed buffer of the same size for a new one (memory planning)
+allow_buffer_reuse: bool = True

@@ -1,0 +1,112 @@
+"""Decompositions: ops Inductor rewrites into a small primitive set before lowering
+(``torch/_inductor/decomposition.py`` over ``torch/_decomp/decompositions.py``).
+
+The op table's composites (``softmax``, ``layer_norm``, ``linear``, ``var``, the losses ...)
+already decompose while Dynamo/AOT trace, into the table's primitives.  Some of those primitives
+are still "big" ops with their own numpy kernel — ``_softmax``, ``_softmax_backward_data``,
+``mean``, ``std`` — which an eager library wants and a fusing compiler does not: written as
+reductions and pointwise ops, they fuse with their neighbours.  This table says how.
+
+The primitive set after decomposition: pointwise ops, the reductions ``sum``/``amax``/
+``amin``/``all``/``any``, views, ``full``, and ``mm``/``bmm`` (extern kernels).
+
+Each decomposition is a plain function over tensors; ``GraphLowering`` traces it with
+``make_fx`` on the node's fake inputs and lowers the small graph it gives, with the original
+node as the origin of every buffer (so a softmax kernel is still named after ``_softmax``).
+Entries are keyed by op *name*, so one written for an op another table adds later (``addmm``,
+``silu``) starts to apply as soon as the op exists.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ops.table import reduction_dims
+
+decompositions: dict = {}  # "aten::name.overload" -> function
+
+
+def register_decomposition(*names):
+    def register(fn):
+        for n in names:
+            decompositions[n] = fn
+        return fn
+    return register
+
+
+def get_decomposition(op):
+    """The decomposition of an ``OpOverload``, or ``None``."""
+    return decompositions.get(op.qualified_name) or decompositions.get(
+        f"{op.namespace}::{op.name}")
+
+
+def _numel(shape, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+@register_decomposition("aten::_softmax")
+def _softmax(x, dim, half_to_float):
+    """softmax = exp(x - max) / sum(exp(x - max)): two reductions, one pass per row."""
+    shifted = x - x.amax(dim, keepdim=True)
+    e = shifted.exp()
+    return e / e.sum(dim, keepdim=True)
+
+
+@register_decomposition("aten::_log_softmax")
+def _log_softmax(x, dim, half_to_float):
+    shifted = x - x.amax(dim, keepdim=True)
+    return shifted - shifted.exp().sum(dim, keepdim=True).log()
+
+
+@register_decomposition("aten::_softmax_backward_data")
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    out = output * (grad_output - (grad_output * output).sum(dim, keepdim=True))
+    return out if out.dtype is input_dtype else out.to(input_dtype)
+
+
+@register_decomposition("aten::_log_softmax_backward_data")
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    out = grad_output - output.exp() * grad_output.sum(dim, keepdim=True)
+    return out if out.dtype is input_dtype else out.to(input_dtype)
+
+
+@register_decomposition("aten::mean")
+def mean(x, dim=None, keepdim=False, dtype=None):
+    dims = reduction_dims(dim, x.ndim)
+    total = x.sum(dims, keepdim=keepdim, dtype=dtype)
+    return total / _numel(tuple(x.shape), dims)
+
+
+@register_decomposition("aten::std")
+def std(x, dim=None, correction=None, keepdim=False):
+    dims = reduction_dims(dim, x.ndim)
+    n = _numel(tuple(x.shape), dims)
+    centered = x - mean(x, dims, keepdim=True)
+    c = 1 if correction is None else correction
+    return ((centered * centered).sum(dims, keepdim=keepdim) / max(n - c, 0)).sqrt()
+
+
+@register_decomposition("aten::gelu")
+def gelu(x, approximate="none"):
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + inner.tanh())
+    return 0.5 * x * (1 + (x / math.sqrt(2.0)).erf())
+
+
+@register_decomposition("aten::silu")
+def silu(x):
+    return x * x.sigmoid()
+
+
+@register_decomposition("aten::addmm")
+def addmm(bias, mat1, mat2, beta=1, alpha=1):
+    out = mat1.mm(mat2)
+    if alpha != 1:
+        out = out * alpha
+    if beta == 0:
+        return out
+    return out + (bias if beta == 1 else bias * beta)

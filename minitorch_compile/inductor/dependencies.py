@@ -1,0 +1,128 @@
+"""Two ops handlers that *read* a loop body instead of computing it
+(``torch/_inductor/dependencies.py`` and the printing handler of ``ops_handler.py``).
+
+``extract_read_writes(node)`` runs a body with ``RecordLoadStore`` installed: every
+``ops.load(name, index)`` becomes a ``MemoryDep(name, index)`` read, every ``ops.store`` a
+write.  The scheduler decides fusion from these: a consumer whose read of a buffer has the same
+index expression as the producer's write can take the value from the producer's tile.
+
+``PrintHandler`` turns the same calls into numbered lines, so a body prints as::
+
+    tmp0 = ops.load(arg0_1, 4*i0 + i1)
+    tmp1 = ops.cos(tmp0)
+    return tmp1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir import Affine
+from .virtualized import V
+
+
+@dataclass(frozen=True)
+class MemoryDep:
+    name: str
+    index: Affine
+
+    def __repr__(self) -> str:
+        return f"MemoryDep({self.name!r}, {self.index})"
+
+
+@dataclass
+class ReadWrites:
+    reads: set = field(default_factory=set)
+    writes: set = field(default_factory=set)
+    op_counts: dict = field(default_factory=dict)
+
+    @property
+    def read_names(self) -> set:
+        return {d.name for d in self.reads}
+
+
+class RecordLoadStore:
+    """Records reads/writes; values are opaque placeholders."""
+
+    def __init__(self):
+        self.rw = ReadWrites()
+
+    def load(self, name, index):
+        self.rw.reads.add(MemoryDep(name, index))
+        return "value"
+
+    def store(self, name, index, value):
+        self.rw.writes.add(MemoryDep(name, index))
+        return None
+
+    def __getattr__(self, name):
+        counts = self.rw.op_counts
+
+        def op(*args, **kwargs):
+            counts[name] = counts.get(name, 0) + 1
+            return "value"
+        return op
+
+
+def extract_read_writes(loops, index=None, rindex=None) -> ReadWrites:
+    """Reads (and op counts) of a ``Pointwise``/``Reduction`` body, in its own variables."""
+    from .ir import Reduction
+
+    h = RecordLoadStore()
+    with V.set_ops_handler(h):
+        idx = index if index is not None else loops.index_vars()
+        if isinstance(loops, Reduction):
+            r = rindex if rindex is not None else [
+                Affine.var(f"r{k}") for k in range(len(loops.reduction_ranges))]
+            loops.inner_fn(idx, r)
+        else:
+            loops.inner_fn(idx)
+    return h.rw
+
+
+def repr_arg(a) -> str:
+    """tmp names as themselves, Python constants as literals."""
+    return a if isinstance(a, str) and a.startswith("tmp") else repr(a)
+
+
+class PrintHandler:
+    """Turns ``ops.*`` calls into numbered text lines (the IR printer)."""
+
+    def __init__(self):
+        self.lines: list = []
+        self._cache: dict = {}
+
+    def _emit(self, text: str) -> str:
+        hit = self._cache.get(text)
+        if hit is not None:
+            return hit
+        name = f"tmp{len(self.lines)}"
+        self.lines.append(f"{name} = {text}")
+        self._cache[text] = name
+        return name
+
+    def load(self, name, index):
+        return self._emit(f"ops.load({name}, {index})")
+
+    def store(self, name, index, value):
+        self.lines.append(f"ops.store({name}, {index}, {value})")
+
+    def constant(self, value, dtype):
+        return self._emit(f"ops.constant({value!r}, {dtype})")
+
+    def to_dtype(self, x, dtype):
+        return self._emit(f"ops.to_dtype({x}, {dtype})")
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        return self._emit(f"ops.reduction({dtype}, {reduction_type!r}, {value})")
+
+    def kernel(self, op, dtype, *args):
+        return self._emit(f"ops.kernel({op}, {', '.join(map(repr_arg, args))})")
+
+    def __getattr__(self, name):
+        def op(*args):
+            return self._emit(f"ops.{name}({', '.join(map(repr_arg, args))})")
+        return op
+
+    def render(self, result) -> str:
+        return "\n".join(self.lines + ([f"return {result}"] if result is not None else []))

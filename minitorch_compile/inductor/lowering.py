@@ -1,0 +1,420 @@
+"""Lowerings: each aten op → loop IR (``torch/_inductor/lowering.py``).
+
+``lowerings`` maps an ``OpOverload`` to a function of the node's arguments, with a
+``TensorBox`` in every tensor position, returning a ``TensorBox``.  The table is filled in
+three ways, in this order of preference:
+
+1. **by hand** for ops whose loop body needs thought: views (index arithmetic), reductions,
+   matmul (an extern kernel), ``full``;
+2. **by category** for every other ``POINTWISE`` op of the op table: the body loads each operand
+   (broadcast by index arithmetic), casts it to the op's compute dtype (the op's own promotion
+   rule), applies ``ops.<name>`` — the name of the op's numpy ufunc, or ``inductor_name``
+   declared on the op — or, for a kernel that is not a ufunc, ``ops.kernel(...)``, which calls the
+   op's own numpy kernel on whole tiles (any elementwise numpy function is correct on a tile);
+3. anything else becomes a **fallback**: an ``ExternKernel`` calling the op's eager kernel, with
+   the reason recorded (``V.graph.fallbacks``) — never an error.
+
+So an op added to the op table later lowers without any work here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..ops.table import (
+    OP_TABLE,
+    POINTWISE,
+    broadcast_shapes,
+    elementwise_dtypes,
+    promotion_kind,
+    reduction_dims,
+    wrap_dim,
+)
+from .ir import (
+    Affine,
+    ExternKernel,
+    FixedLayout,
+    FlexibleLayout,
+    Pointwise,
+    Reduction,
+    ReinterpretView,
+    TensorBox,
+    View,
+    contiguous_strides,
+    strided_view,
+)
+from .virtualized import V, ops
+
+lowerings: dict = {}
+
+# op names whose eager kernel is not a ufunc but whose body is one ops.* call (torch's names)
+_OPS_NAMES = {"add": "add", "sub": "subtract", "div": "true_divide", "neg": "negative",
+              "reciprocal": "reciprocal", "abs": "absolute", "clone": "identity",
+              "_to_copy": "identity"}
+# ops whose eager kernel is a small numpy expression: the same expression in ops.* calls
+_BODIES = {"relu": lambda a: ops.maximum(a, 0),
+           "sigmoid": lambda a: ops.true_divide(1, ops.add(1, ops.exp(ops.negative(a)))),
+           "rsqrt": lambda a: ops.true_divide(1, ops.sqrt(a))}
+
+
+def register_lowering(*ops_):
+    def register(fn):
+        for op in ops_:
+            lowerings[op] = fn
+        return fn
+    return register
+
+
+def _aten(name: str, overload: str = "default"):
+    from ..ops._ops import ops as namespace
+
+    return getattr(getattr(namespace.aten, name), overload)
+
+
+def _origins(*boxes) -> set:
+    out = {V.graph.current_node} if V.graph and V.graph.current_node is not None else set()
+    for b in boxes:
+        if isinstance(b, TensorBox) and b.is_unrealized():
+            out |= set(b.origins)
+    return out
+
+
+# --------------------------------------------------------------------------- pointwise
+
+
+def broadcast_loader(box, shape):
+    """A loader over ``shape`` for a tensor broadcast to it (index arithmetic)."""
+    if not isinstance(box, TensorBox):
+        return lambda index: box
+    size = box.get_size()
+    lead = len(shape) - len(size)
+    inner = box.make_loader()
+    keep = [(lead + k, s != 1 or shape[lead + k] == 1) for k, s in enumerate(size)]
+
+    def loader(index):
+        return inner([index[j] if full else Affine(0) for j, full in keep])
+    return loader
+
+
+def make_pointwise(fn, operands, dtype, shape=None) -> TensorBox:
+    """A ``Pointwise`` applying ``fn`` to the loaded values of ``operands``."""
+    if shape is None:
+        shape = broadcast_shapes(*[tuple(o.get_size()) for o in operands
+                                   if isinstance(o, TensorBox)])
+    loaders = [broadcast_loader(o, shape) for o in operands]
+    return TensorBox.create(Pointwise(dtype, lambda index: fn(*[ld(index) for ld in loaders]),
+                                      tuple(shape), _origins(*operands)))
+
+
+def _cast(value, have, want):
+    return value if have is want else ops.to_dtype(value, want)
+
+
+def _ops_name(opdef):
+    name = getattr(opdef, "inductor_name", None) or _OPS_NAMES.get(opdef.overload.name)
+    if name is None and isinstance(opdef.kernel, np.ufunc):
+        name = opdef.kernel.__name__
+    return name
+
+
+def pointwise_lowering(opdef):
+    """The category rule: one lowering for every pointwise op of the op table."""
+    op = opdef.overload
+    t_idx = set(op.schema.tensor_arg_indices)
+    name = _ops_name(opdef)
+    custom = _BODIES.get(op.name)
+
+    def lower(*args):
+        tensors = [args[i] for i in sorted(t_idx) if isinstance(args[i], TensorBox)]
+        if opdef.promotion is not None:
+            compute, result = elementwise_dtypes(promotion_kind(opdef.promotion, args),
+                                                 *[args[i] for i in sorted(t_idx)
+                                                   if args[i] is not None])
+        else:
+            compute = result = V.graph.current_meta().dtype
+        extra = [(i, a) for i, a in enumerate(args) if i not in t_idx]
+        # bool operands go through the op's own kernel: it raises torch's errors (``-`` on
+        # bool) where the bare ufunc would raise numpy's
+        simple = (name is not None or custom is not None) and compute is not _dtype.bool_ \
+            and all(_is_default(op, i, a) for i, a in extra)
+        if op.name == "_to_copy":
+            compute = result = V.graph.current_meta().dtype
+            simple = True
+        positions = [i for i in range(len(args)) if i in t_idx and args[i] is not None]
+
+        def body(*values):
+            vals = [_cast(v, args[i].dtype, compute) if isinstance(args[i], TensorBox) else v
+                    for i, v in zip(positions, values)]
+            if simple:
+                out = custom(*vals) if custom is not None else getattr(ops, name)(*vals)
+            else:
+                full = list(args)
+                for i, v in zip(positions, vals):
+                    full[i] = v
+                out = ops.kernel(op, compute, *full)
+            return _cast(out, compute, result)
+
+        return make_pointwise(body, [args[i] for i in positions], result,
+                              V.graph.current_meta().shape if not tensors else None)
+    return lower
+
+
+def _is_default(op, i, value) -> bool:
+    arg = op.schema.arguments[i]
+    return arg.has_default and (value == arg.default or value is arg.default)
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _view(x, size, reindex, kind):
+    return TensorBox(View(x.data, tuple(size), reindex, kind))
+
+
+@register_lowering(_aten("transpose"))
+def transpose(x, dim0, dim1):
+    n = x.ndim
+    if n == 0:
+        return x
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    perm = list(range(n))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return permute(x, perm)
+
+
+@register_lowering(_aten("permute"))
+def permute(x, dims):
+    n = x.ndim
+    dims = [d % max(n, 1) for d in dims]
+    size = [x.get_size()[d] for d in dims]
+
+    def reindex(index):
+        out = [None] * n
+        for i, d in enumerate(dims):
+            out[d] = index[i]
+        return out
+    return _view(x, size, reindex, f"permute{tuple(dims)}")
+
+
+@register_lowering(_aten("unsqueeze"))
+def unsqueeze(x, dim):
+    d = wrap_dim(dim, x.ndim + 1)
+    size = list(x.get_size())
+    size.insert(d, 1)
+    return _view(x, size, lambda index: list(index[:d]) + list(index[d + 1:]), "unsqueeze")
+
+
+@register_lowering(_aten("squeeze"))
+def squeeze(x, dim=None):
+    size = list(x.get_size())
+    if dim is None:
+        dims = [i for i, s in enumerate(size) if s == 1]
+    else:
+        dims = [wrap_dim(d, len(size)) for d in ((dim,) if isinstance(dim, int) else dim)]
+        dims = [d for d in dims if size and size[d] == 1]
+    keep = [i for i in range(len(size)) if i not in dims]
+
+    def reindex(index):
+        out = [Affine(0)] * len(size)
+        for j, i in enumerate(keep):
+            out[i] = index[j]
+        return out
+    return _view(x, [size[i] for i in keep], reindex, "squeeze")
+
+
+@register_lowering(_aten("expand"))
+def expand(x, size, implicit=False):
+    have = x.get_size()
+    lead = len(size) - len(have)
+    size = [have[i - lead] if s == -1 else s for i, s in enumerate(size)]
+    if tuple(size) == tuple(have):
+        return x
+    return _view(x, size, lambda index: [
+        index[lead + k] if s != 1 else Affine(0) for k, s in enumerate(have)], "expand")
+
+
+@register_lowering(_aten("slice", "Tensor"))
+def slice_(x, dim=0, start=None, end=None, step=1):
+    d = wrap_dim(dim, x.ndim)
+    size = list(x.get_size())
+    r = range(size[d])[slice(start, end, step)]
+    size[d] = len(r)
+    lo = r.start if len(r) else 0
+
+    def reindex(index):
+        out = list(index)
+        out[d] = index[d] * step + lo
+        return out
+    return _view(x, size, reindex, "slice")
+
+
+@register_lowering(_aten("select", "int"))
+def select(x, dim, index):
+    d = wrap_dim(dim, x.ndim)
+    size = list(x.get_size())
+    i = index % size[d]
+    return _view(x, size[:d] + size[d + 1:],
+                 lambda idx: list(idx[:d]) + [Affine(i)] + list(idx[d:]), "select")
+
+
+@register_lowering(_aten("alias"), _aten("detach"))
+def alias(x):
+    return x
+
+
+@register_lowering(_aten("view"))
+def view(x, size):
+    from ..ops.views import infer_size
+
+    size = infer_size(size, x.get_numel())
+    have = x.get_size()
+    if [s for s in have if s != 1] == [s for s in size if s != 1]:  # only 1s move: no copy
+        return unsqueeze_to(squeeze(x), size)
+    buf, _, stride, offset = strided_view(x)
+    if any(s != 1 and st != c for s, st, c in zip(have, stride, contiguous_strides(have))):
+        x = copy(x)
+        buf, _, stride, offset = strided_view(x)
+    layout = FixedLayout(buf.get_dtype(), tuple(size), contiguous_strides(size), offset)
+    return TensorBox(ReinterpretView(buf, tuple(size), None, "reinterpret", layout))
+
+
+def unsqueeze_to(x, size):
+    """``x`` (no 1s) with 1s inserted to have ``size``."""
+    out = x
+    for i, s in enumerate(size):
+        if s == 1:
+            out = unsqueeze(out, i)
+    return out
+
+
+def copy(x) -> TensorBox:
+    box = make_pointwise(lambda v: v, [x], x.dtype)
+    box.realize()
+    return box
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def make_reduction(x, dims, keepdim, reduction_type, dtype) -> TensorBox:
+    size = x.get_size()
+    dims = tuple(sorted(dims))
+    kept = [d for d in range(len(size)) if d not in dims]
+    ranges = tuple(size[d] for d in kept)
+    rranges = tuple(size[d] for d in dims)
+    loader = x.make_loader()
+    src = x.dtype
+
+    def inner_fn(index, rindex):
+        full = [None] * len(size)
+        for d, i in zip(kept, index):
+            full[d] = i
+        for d, r in zip(dims, rindex):
+            full[d] = r
+        return _cast(loader(full), src, dtype)
+
+    if not dims:  # nothing to reduce: a cast
+        out = make_pointwise(lambda v: _cast(v, src, dtype), [x], dtype)
+    else:
+        out = TensorBox.create(Reduction(dtype, inner_fn, ranges, _origins(x), rranges,
+                                         reduction_type, src))
+        out.realize()
+    if keepdim:
+        for d in dims:
+            out = unsqueeze(out, d)
+    return out
+
+
+@register_lowering(_aten("sum"))
+def sum_(x, dim=None, keepdim=False, dtype=None):
+    out_dtype = V.graph.current_meta().dtype
+    return make_reduction(x, reduction_dims(dim, x.ndim), keepdim, "sum", out_dtype)
+
+
+def _minmax(kind):
+    def lower(x, dim=(), keepdim=False):
+        return make_reduction(x, reduction_dims(dim, x.ndim), keepdim, kind, x.dtype)
+    return lower
+
+
+register_lowering(_aten("amax"))(_minmax("max"))
+register_lowering(_aten("amin"))(_minmax("min"))
+
+
+def _bool_reduction(kind):
+    def lower(x, dim=None, keepdim=False):
+        if isinstance(dim, (tuple, list)) and len(dim) == 0:
+            dims = ()
+        else:
+            dims = reduction_dims(dim, x.ndim)
+        return make_reduction(x, dims, keepdim, kind, V.graph.current_meta().dtype)
+    return lower
+
+
+register_lowering(_aten("all"))(_bool_reduction("all"))
+register_lowering(_aten("any"))(_bool_reduction("any"))
+
+
+# --------------------------------------------------------------------------- creation
+
+
+@register_lowering(_aten("full"))
+def full(size, fill_value, dtype=None, device=None):
+    meta = V.graph.current_meta()
+    return make_pointwise(lambda: ops.constant(fill_value, meta.dtype), [], meta.dtype,
+                          tuple(meta.shape))
+
+
+# --------------------------------------------------------------------------- extern kernels
+
+
+@register_lowering(_aten("mm"), _aten("bmm"))
+def mm(a, b):
+    meta = V.graph.current_meta()
+    return extern_kernel("extern_mm", None, [a, b], meta, "")
+
+
+def extern_kernel(kernel, op, args, meta, reason) -> TensorBox:
+    inputs = [strided_view(a) if isinstance(a, TensorBox) else a for a in args]
+    inputs = [_list_views(a) if isinstance(a, list) else a for a in inputs]
+    metas = meta if isinstance(meta, (tuple, list)) else [meta]
+    layout = FlexibleLayout(metas[0].dtype, tuple(metas[0].shape))
+    buf = ExternKernel(V.graph.new_buffer_name(), layout, _origins(), kernel, op, inputs,
+                       reason, len(metas) if isinstance(meta, (tuple, list)) else 1)
+    V.graph.register_buffer(buf)
+    if buf.n_outputs == 1 and not isinstance(meta, (tuple, list)):
+        return TensorBox.create(buf)
+    from .ir import MultiOutput
+
+    outs = []
+    for k, m in enumerate(metas):
+        mo = MultiOutput(V.graph.new_buffer_name(), FlexibleLayout(m.dtype, tuple(m.shape)),
+                         _origins(), buf, k)
+        V.graph.register_buffer(mo)
+        outs.append(TensorBox.create(mo))
+    return tuple(outs)
+
+
+def _list_views(items):
+    return [strided_view(a) if isinstance(a, TensorBox) else a for a in items]
+
+
+def fallback(op, args, meta, reason: str):
+    """An op with no lowering: call its eager numpy kernel (``FallbackKernel`` in torch)."""
+    return extern_kernel("fallback", op, list(args), meta, reason)
+
+
+def lowering_for(op):
+    """The lowering of ``op``, or ``None`` (the caller falls back)."""
+    fn = lowerings.get(op)
+    if fn is not None:
+        return fn
+    opdef = getattr(op, "opdef", None)
+    if opdef is not None and opdef.category == POINTWISE and opdef.kernel is not None \
+            and op.name + ("" if op.overload_name == "default" else "." + op.overload_name) \
+            in OP_TABLE and len(op.schema.returns) == 1 and not op.name.endswith("_"):
+        fn = lowerings[op] = pointwise_lowering(opdef)
+        return fn
+    return None
+

@@ -1,0 +1,110 @@
+"""What generated modules call at run time: the tile runner and strided views
+(``torch/_inductor/runtime/`` and the C++ ``parallel_for`` the CPU kernels use).
+
+``run_tiles(chunk, n, tile)`` splits ``range(n)`` into one contiguous chunk of whole tiles per
+worker and runs ``chunk(start, stop)`` for each on a thread pool (numpy ufuncs release the GIL,
+so two workers really use two cores); small loops run on the calling thread.  It returns the
+chunks' results in order (split reductions combine them).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import config
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_lock = threading.Lock()
+
+
+def _get_pool(n: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size != n:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(n, thread_name_prefix="mtc-inductor",
+                                       initializer=np.seterr, initargs=("ignore",))
+            _pool_size = n
+    return _pool
+
+
+def run_tiles(chunk, n: int, tile: int, work: int) -> list:
+    """Run ``chunk`` over ``range(n)`` in whole tiles; ``work`` is the loop's element count."""
+    threads = config.threads
+    ntiles = -(-n // tile) if n else 0
+    if threads <= 1 or ntiles <= 1 or work < config.min_parallel_numel \
+            or threading.current_thread().name.startswith("mtc-inductor"):
+        return [chunk(0, n)]
+    workers = min(threads, ntiles)
+    per = -(-ntiles // workers) * tile
+    bounds = [(s, min(s + per, n)) for s in range(0, n, per)]
+    futures = [_get_pool(threads).submit(chunk, a, b) for a, b in bounds[1:]]
+    first = chunk(*bounds[0])
+    return [first] + [f.result() for f in futures]
+
+
+def strided(arr: np.ndarray, extent: int, offset: int, shape: tuple, strides: tuple):
+    """The view ``arr.flat_storage[offset + Σ stride·i]`` of shape ``shape`` (element units),
+    ``extent`` elements of storage being addressable from ``arr``'s first element."""
+    item = arr.itemsize
+    base = np.lib.stride_tricks.as_strided(arr, (max(extent, 1),), (item,))
+    return np.lib.stride_tricks.as_strided(base[offset:], shape,
+                                           tuple(s * item for s in strides))
+
+
+def eager_kernel(op):
+    """An op table numpy kernel for use inside generated kernels, raising the errors eager
+    mode raises (``neg: Negation, the `-` operator, on a bool tensor ...``)."""
+    from ..ops.table import MetaError, _prefix_error
+
+    kernel = op.opdef.kernel
+
+    def call(*args):
+        try:
+            return kernel(*args)
+        except (ValueError, MetaError) as e:
+            raise _prefix_error(op, e) from None
+    return call
+
+
+def restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """A copy of ``arr`` laid out with ``strides`` (elements): the layout the kernels were
+    generated for.  (A size-1 dim's stride never matters; numpy may report any.)"""
+    if all(s == 1 or a == st * arr.itemsize
+           for s, a, st in zip(shape, arr.strides, strides)):
+        return arr
+    extent = 1 + sum((s - 1) * st for s, st in zip(shape, strides) if s)
+    base = np.empty(max(extent, 1), dtype=arr.dtype)
+    view = np.lib.stride_tricks.as_strided(base, shape, tuple(st * arr.itemsize
+                                                               for st in strides))
+    np.copyto(view, arr)
+    return view
+
+
+def call_fallback(op, args: list):
+    """Run an op with no lowering through its eager CPU kernel (arrays in, arrays out).
+
+    A result that is a view of something is copied, so memory planning may reuse any buffer."""
+    from .._dispatch import DispatchKey
+    from .._tensor import Tensor
+
+    def wrap(a):
+        if type(a) is np.ndarray:
+            return Tensor._make(a)
+        if isinstance(a, list):
+            return [wrap(x) for x in a]
+        return a
+
+    out = op.kernels[DispatchKey.CPU](*[wrap(a) for a in args])
+
+    def unwrap(t):
+        d = t._data
+        return d if d.base is None and d.flags.c_contiguous else np.array(d, order="C")
+    if isinstance(out, (tuple, list)):
+        return tuple(unwrap(t) for t in out)
+    return unwrap(out)
