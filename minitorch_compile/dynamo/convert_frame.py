@@ -31,7 +31,7 @@ from bytecode import Bytecode, Instr, Label
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
 from ._logging import get_logger
-from .codegen import PyCodegen
+from .codegen import PyCodegen, assemble
 from .exc import InternalTorchDynamoError, RestartAnalysis, Unsupported
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
@@ -174,7 +174,7 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
     bc.freevars = list(code.co_freevars)
     bc.cellvars = []
     bc.flags = code.co_flags & _CO_KEEP
-    return bc.to_code()
+    return assemble(bc)  # checked before it can run (bytecode_analysis)
 
 
 MAX_RESTARTS = 8
