@@ -12,9 +12,11 @@ objects are small.
 The check is an abstract interpretation over ``dis.get_instructions(code)`` — the bytecode the
 interpreter will actually see, whatever library built it:
 
-* the **state** before an instruction is the stack as a tuple of kinds — ``v`` a value, ``n``
-  CPython's NULL, ``m`` maybe-NULL (paths disagree, or ``LOAD_FAST_AND_CLEAR`` of a maybe-unbound
-  local) — and the set of locals bound on *every* path to it;
+* the **state** before an instruction is the stack as a tuple of kinds — ``v`` a value, ``c``
+  a cell taken out of its slot (3.12+ ``LOAD_FAST_AND_CLEAR``, put back after a comprehension),
+  ``n`` CPython's NULL, ``m`` maybe-NULL (paths disagree, or ``LOAD_FAST_AND_CLEAR`` of a
+  maybe-unbound local) — the fast-locals slots bound on *every* path to it, and the slots that
+  hold a cell (after ``MAKE_CELL``/``COPY_FREE_VARS``);
 * each instruction's **effect** on the depth is ``dis.stack_effect`` (separately for a taken
   and a not-taken jump); which slots it consumes and what kinds it pushes come from
   ``_effect`` — exact rules for the instructions that touch NULLs or locals (calls, method and
@@ -63,7 +65,9 @@ _READ_SLOTS = {"LOAD_FAST": slice(0, 1), "LOAD_FAST_LOAD_FAST": slice(0, 2),
 
 
 def _merge_kind(a: str, b: str) -> str:
-    return a if a == b else "m"
+    if a == b:
+        return a
+    return "v" if {a, b} == {"v", "c"} else "m"
 
 
 class _Walker:
@@ -168,11 +172,9 @@ class _Walker:
         if name == "STORE_FAST_LOAD_FAST":  # the store comes first
             reads = tuple(slot for slot in reads if slot != self.slots(ins)[0])
         for slot in reads:
-            if slot in self.cell_slots:  # 3.13 loads a closure's cell with LOAD_FAST
-                if slot not in cells:
-                    self.fail(ins, f"cell {self.names[slot]!r} loaded before MAKE_CELL/"
-                                   "COPY_FREE_VARS")
-            elif slot not in bound and not versions.LOAD_FAST_CHECKED:
+            if slot in cells:  # 3.13 loads a closure's cell with LOAD_FAST
+                continue
+            if slot not in bound and not versions.LOAD_FAST_CHECKED:
                 self.fail(ins, f"local {self.names[slot]!r} (slot {slot}) may be unbound here "
                                "(LOAD_FAST does not check on this Python: it would read a NULL)")
 
@@ -194,14 +196,14 @@ class _Walker:
                 self.fail(ins, f"pops {n} values from a stack of {len(stack)}")
             taken = stack[len(stack) - n:]
             del stack[len(stack) - n:]
-            if not allow_null and any(t != "v" for t in taken):
+            if not allow_null and any(t not in "vc" for t in taken):
                 self.fail(ins, "consumes a NULL (only a call's NULL slot may hold one)")
             return taken
 
         def call_pair() -> None:  # the two slots under a call's arguments
             first, second = pop(2, allow_null=True)
             callable_kind = first if versions.NULL_ABOVE_CALLABLE else second
-            if callable_kind != "v":
+            if callable_kind not in "vc":
                 self.fail(ins, "the callable of this call may be NULL")
 
         if name in _NO_STACK:
@@ -234,7 +236,9 @@ class _Walker:
             stack.append("v")
         elif name == "STORE_FAST":
             kind = pop(1, allow_null=True)[0]
-            bound = bound | {arg} if kind == "v" else bound - {arg}
+            bound = bound | {arg} if kind in "vc" else bound - {arg}
+            if arg in self.cell_slots:  # a saved cell put back ("c"), or a plain loop variable
+                cells = cells | {arg} if kind == "c" else cells - {arg}
         elif name == "STORE_FAST_STORE_FAST":
             pop(2)
             bound = bound | set(self.slots(ins))
@@ -245,15 +249,15 @@ class _Walker:
         elif name == "LOAD_FAST_CHECK":  # raises if unbound: bound on the path after it
             stack.append("v")
             bound = bound | {arg}
-        elif name == "LOAD_FAST_AND_CLEAR":
-            stack.append("v" if arg in bound else "m")
-            bound = bound - {arg}
+        elif name == "LOAD_FAST_AND_CLEAR":  # 3.12+: also takes a cell out of its slot
+            stack.append("c" if arg in cells else "v" if arg in bound else "m")
+            bound, cells = bound - {arg}, cells - {arg}
         elif name == "SWAP":
             if arg > len(stack):
                 self.fail(ins, f"swaps with position {arg} of a stack of {len(stack)}")
             stack[-1], stack[-arg] = stack[-arg], stack[-1]
         elif name == "COPY":
-            if arg > len(stack) or stack[-arg] != "v":
+            if arg > len(stack) or stack[-arg] not in "vc":
                 self.fail(ins, f"copies position {arg}, which is not a value")
             stack.append("v")
         elif name == "FOR_ITER" or name.startswith("UNPACK_"):

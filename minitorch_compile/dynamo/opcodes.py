@@ -20,6 +20,7 @@ import bytecode
 
 from . import bytecode_versions as versions
 from .exc import unimplemented
+from .variables.base import VariableTracker
 from .variables.builder import VariableBuilder
 from .variables.builtin import BuiltinVariable
 from .variables.constant import ConstantVariable
@@ -59,6 +60,46 @@ COMPARE_OPS = {"LT": operator.lt, "LE": operator.le, "EQ": operator.eq, "NE": op
                "GT": operator.gt, "GE": operator.ge}
 
 
+class LocalCell:
+    """A cell made while tracing (3.12+'s MAKE_CELL inside an inlined comprehension)."""
+
+    def __init__(self, name: str):
+        self.name, self.vt = name, None
+
+    def get(self):
+        if self.vt is None:
+            unimplemented(f"NameError: free variable {self.name!r} referenced before "
+                          "assignment")
+        return self.vt
+
+    def set(self, vt) -> None:
+        self.vt = vt
+
+
+class SavedCellVariable(VariableTracker):
+    """What ``LOAD_FAST_AND_CLEAR`` of a cell variable saves (3.12+): the cell the name had
+    before the comprehension — the STORE_FAST after the loop puts it back."""
+
+    def __init__(self, name, cell, local, plain: bool):
+        super().__init__()
+        self.name, self.cell, self.local, self.plain = name, cell, local, plain
+
+    def restore(self, tx) -> None:
+        for table, value in ((tx.closure_cells, self.cell), (tx.symbolic_locals, self.local)):
+            if value is None:
+                table.pop(self.name, None)
+            else:
+                table[self.name] = value
+        plain = tx.__dict__.setdefault("plain_slots", set())
+        if self.plain:
+            plain.add(self.name)
+        else:
+            plain.discard(self.name)
+
+    def reconstruct(self, codegen) -> None:
+        unimplemented("a saved comprehension cell cannot be rebuilt in bytecode")
+
+
 class OpcodeHandlers:
     """The opcode handlers; ``InstructionTranslatorBase`` supplies the state they act on."""
 
@@ -66,7 +107,19 @@ class OpcodeHandlers:
     def NOP(self, inst):
         pass
 
-    RESUME = CACHE = MAKE_CELL = COPY_FREE_VARS = PRECALL = NOP
+    CACHE = COPY_FREE_VARS = PRECALL = NOP
+
+    def RESUME(self, inst):
+        self.resumed = True  # past the prologue
+
+    def MAKE_CELL(self, inst):
+        """The prologue's cells are implicit: a frame's cell variable lives in its symbolic
+        locals, nested functions read it through a ``FrameCell``.  After the prologue (3.12+,
+        an inlined comprehension whose loop variable a lambda captures) it makes a *fresh*
+        cell, as CPython does: the lambdas of that comprehension share it."""
+        if getattr(self, "resumed", False):
+            self.closure_cells[inst.arg.name] = LocalCell(inst.arg.name)
+            self.__dict__.get("plain_slots", set()).discard(inst.arg.name)
 
     def POP_TOP(self, inst):
         self.pop()
@@ -93,11 +146,18 @@ class OpcodeHandlers:
 
     LOAD_FAST_CHECK = LOAD_FAST  # 3.12+: the checked form (we always check)
 
+    def _holds_cell(self, name: str) -> bool:
+        """Does the fast-locals slot ``name`` hold a cell right now?  A cell variable's slot
+        does, except while a 3.12+ inlined comprehension reuses it for a plain loop variable
+        (between its LOAD_FAST_AND_CLEAR and the STORE_FAST that restores it)."""
+        return (name in self.code.co_cellvars or name in self.code.co_freevars) and \
+            name not in self.__dict__.get("plain_slots", ())
+
     def _load_fast(self, name) -> None:
-        cell = getattr(name, "name", name)  # the bytecode library's CellVar/FreeVar, or a name
-        if cell in self.code.co_cellvars or cell in self.code.co_freevars:
+        name = getattr(name, "name", name)  # the bytecode library's CellVar/FreeVar, or a name
+        if self._holds_cell(name):
             # 3.13 builds closures with LOAD_FAST of the cell (LOAD_CLOSURE is a pseudo-op)
-            self.push_closure_cell(cell)
+            self.push_closure_cell(name)
             return
         if name not in self.symbolic_locals:
             self.materialize_local(name)
@@ -106,7 +166,13 @@ class OpcodeHandlers:
     def LOAD_FAST_AND_CLEAR(self, inst):
         """3.12+, around an inlined comprehension: save the loop variable's value (a NULL if it
         was unbound) and unbind it; a STORE_FAST after the loop puts it back."""
-        name = inst.arg
+        name = getattr(inst.arg, "name", inst.arg)
+        if name in self.code.co_cellvars:  # a cell variable's slot: save it, reuse it plainly
+            plain = self.__dict__.setdefault("plain_slots", set())
+            self.push(SavedCellVariable(name, self.closure_cells.pop(name, None),
+                                        self.symbolic_locals.pop(name, None), name in plain))
+            plain.add(name)
+            return
         if name not in self.symbolic_locals and self.is_bound_argument(name):
             self.materialize_local(name)
         self.push(self.symbolic_locals.pop(name, None) or NullVariable())
@@ -125,8 +191,11 @@ class OpcodeHandlers:
     def STORE_FAST(self, inst):
         self._store_fast(inst.arg, self.pop())
 
-    def _store_fast(self, name: str, value) -> None:
-        if isinstance(value, NullVariable):  # restoring an unbound comprehension variable
+    def _store_fast(self, name, value) -> None:
+        name = getattr(name, "name", name)
+        if isinstance(value, SavedCellVariable):  # after a comprehension: the old cell back
+            value.restore(self)
+        elif isinstance(value, NullVariable):  # restoring an unbound comprehension variable
             self.symbolic_locals.pop(name, None)
         else:
             self.symbolic_locals[name] = value

@@ -79,8 +79,13 @@ def byte_offset(code: types.CodeType, index: int) -> int:
     return 2 * index
 
 
-def _is_prologue(ins) -> bool:
-    return isinstance(ins, Instr) and ins.name in ("MAKE_CELL", "COPY_FREE_VARS", "RESUME")
+def _prologue_end(items) -> int:
+    """Items up to and including the first RESUME: the cell/free-variable prologue (a later
+    MAKE_CELL — 3.12's inlined comprehension capturing its loop variable — is body)."""
+    for k, item in enumerate(items):
+        if isinstance(item, Instr) and item.name == "RESUME":
+            return k + 1
+    return 0
 
 
 def make_resume(original: types.CodeType, target: int, stack_size: int,
@@ -112,7 +117,9 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
                  Instr("LOAD_FAST", f"___stack{i}", lineno=lineno) for i in range(stack_size)]
     prologue.append(Instr("JUMP_FORWARD", label, lineno=lineno))
     # the original's own cell prologue would run twice: drop it from the body
-    body = [ins for ins in body if not _is_prologue(ins)]
+    n_head = _prologue_end(items)
+    dropped = sum(1 for ins in items[:n_head] if isinstance(ins, Instr))
+    body = body[_prologue_end(body):]
     new = Bytecode(prologue + body)
     name = f"__resume_at_{byte_offset(original, target)}_{next(_counter)}"
     new.name = name
@@ -128,8 +135,7 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     new.flags = original.co_flags & (0x01 | 0x02 | 0x10)  # OPTIMIZED, NEWLOCALS, NESTED
     code = assemble(new)  # checked: it must not crash
     n_prologue = sum(1 for ins in prologue if isinstance(ins, Instr))
-    n_dropped = sum(1 for ins in items if _is_prologue(ins))
-    RESUME_INFO[code] = ResumeInfo(f_globals, original, target, n_prologue - n_dropped,
+    RESUME_INFO[code] = ResumeInfo(f_globals, original, target, n_prologue - dropped,
                                    stack_size, tuple(live_locals), nulls)
     _BUILT[key] = code
     return code
