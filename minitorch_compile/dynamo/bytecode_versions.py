@@ -148,3 +148,80 @@ def super_attr_arg(arg) -> tuple[bool, bool, str]:
     """LOAD_SUPER_ATTR's ``(is_method, two_args, name)`` as the bytecode library spells it
     (``(load_method, class_arg, name)``)."""
     return arg
+
+
+# ------------------------------------------------------------------ the same code, side by side
+_DUMP = """
+import dis, json, sys
+ns = {}
+exec(compile(sys.stdin.read(), "<example>", "exec"), ns)
+code = ns[sys.argv[1]].__code__
+print(json.dumps([(i.positions.lineno, i.offset, i.opname, i.argrepr)
+                  for i in dis.get_instructions(code)]))
+"""
+
+
+def find_pythons(versions: tuple = SUPPORTED) -> dict:
+    """``{(3, 11): '/path/to/python', ...}`` for the CPythons on this machine (the running one,
+    ``python3.X`` on the PATH, pyenv's installs) — the versions ``.ci/run`` looks for too."""
+    import glob
+    import os
+    import shutil
+    import subprocess
+
+    found = {PY: sys.executable}
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    for v in versions:
+        if v in found:
+            continue
+        dotted = f"{v[0]}.{v[1]}"
+        candidates = [shutil.which(f"python{dotted}")] + sorted(
+            glob.glob(os.path.join(root, "versions", f"{dotted}.*", "bin", "python")),
+            reverse=True)
+        for exe in filter(None, candidates):
+            probe = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2])"],
+                                   capture_output=True, text=True)
+            if probe.returncode == 0 and probe.stdout.strip() == str(v):
+                found[v] = exe
+                break
+    return dict(sorted(found.items()))
+
+
+def side_by_side(source: str, name: str, pythons: dict | None = None, width: int = 33) -> str:
+    """``dis`` of function ``name`` defined by ``source``, as each CPython in ``pythons``
+    compiles it: one column per version, rows grouped by source line (``docs/dynamo.md``
+    shows ``side_by_side(EXAMPLE, "f")``)."""
+    import json
+    import subprocess
+
+    pythons = find_pythons() if pythons is None else pythons
+    listings = {}
+    for v, exe in pythons.items():
+        out = subprocess.run([exe, "-c", _DUMP, name], input=source, capture_output=True,
+                             text=True, check=True).stdout
+        listings[v] = json.loads(out)
+    lines = source.splitlines()
+    cols = list(listings)
+    out = ["  ".join(f"{'CPython %d.%d' % v:<{width}}" for v in cols).rstrip()]
+    linenos = sorted({ln for rows in listings.values() for ln, *_ in rows if ln is not None})
+    for ln in linenos + [None]:
+        per = [[f"{off:>3} {op} {arg}".rstrip()[:width] for lno, off, op, arg in listings[v]
+                if lno == ln] for v in cols]
+        if not any(per):
+            continue
+        out.append(f"# line {ln}: {lines[ln - 1].strip()}" if ln else
+                   "# (no line: the comprehension's exception handler)")
+        for k in range(max(map(len, per))):
+            out.append("  ".join(f"{col[k] if k < len(col) else '':<{width}}"
+                                 for col in per).rstrip())
+    return "\n".join(out)
+
+
+EXAMPLE = '''\
+def f(x, ys):
+    y = x.cos()
+    zs = [t * 2 for t in ys]
+    if y.sum() > 0:
+        return mtc.sum(y, dim=0)
+    return x[1:]
+'''

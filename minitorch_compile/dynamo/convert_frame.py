@@ -128,6 +128,9 @@ def decompile(code) -> str:
                 del sys.modules["torch"]
     import depyf
 
+    from ._depyf_compat import patch
+
+    patch(depyf)  # depyf 0.20 predates CPython 3.13's opcodes
     try:
         return depyf.decompile(code)
     except Exception as e:  # the decompiler is a viewer; never let it break compilation

@@ -1,11 +1,11 @@
 """The symbolic bytecode interpreter (``torch/_dynamo/symbolic_convert.py``).
 
-``InstructionTranslator`` executes a function's CPython bytecode (3.11 to 3.13) *symbolically*: its stack
-and locals hold ``VariableTracker``s instead of values.  Each opcode has one handler method,
-named after it and found with ``getattr`` (byterun's habit); an opcode without a handler is
-``Unsupported``, by name.  The handlers live in ``opcodes.py``, grouped by family; this file
-holds the interpreter loop, the frame being compiled (and its graph breaks) and the inlined
-callees.
+``InstructionTranslator`` executes a function's CPython bytecode (3.11 to 3.13) *symbolically*:
+its stack and locals hold ``VariableTracker``s instead of values. Each opcode has one handler
+method, named after it and found with ``getattr`` (byterun's habit); an opcode without a
+handler is ``Unsupported``, by name. The handlers live in ``opcodes.py``, grouped by family;
+this file holds the interpreter loop, the frame being compiled (and its graph breaks) and the
+inlined callees.
 
 Python-level work (arithmetic on constants, building lists, unrolling ``for`` loops, inlining
 calls) happens *in the tracer*; tensor work becomes nodes in the shared ``OutputGraph``.  A
