@@ -69,22 +69,39 @@ def _instructions(code: types.CodeType):
 
 def _handler_covered(code: types.CodeType) -> frozenset:
     """Indices of the instructions an exception-table entry covers: ``try`` bodies, ``with``
-    bodies and handlers.  (Indices count real instructions, as ``_instructions`` does.)"""
+    bodies and handlers (3.12+: inlined comprehensions too).  (Indices count real
+    instructions, as ``_instructions`` does.)"""
+    return frozenset(_exception_edges(code))
+
+
+_EDGES_CACHE: dict = {}
+
+
+def _exception_edges(code: types.CodeType) -> dict:
+    """``{index of a covered instruction: index of its handler}`` from the exception table."""
+    hit = _EDGES_CACHE.get(code)
+    if hit is not None:
+        return hit
     import dis
 
     entries = dis.Bytecode(code).exception_entries
-    if not entries:
-        return frozenset()
-    covered, n, start = set(), 0, None
+    edges, index_of, n, start = {}, {}, 0, None
+    offsets = []
     for ins in dis.get_instructions(code):
         if ins.opname == "EXTENDED_ARG":  # belongs to the instruction it extends
             start = ins.offset if start is None else start
             continue
         offset = ins.offset if start is None else start
-        if any(e.start <= offset < e.end for e in entries):
-            covered.add(n)
+        offsets.append(offset)
+        index_of[offset] = n
         n, start = n + 1, None
-    return frozenset(covered)
+    for k, offset in enumerate(offsets):
+        for e in entries:
+            if e.start <= offset < e.end:
+                edges[k] = index_of.get(e.target, k)
+                break
+    _EDGES_CACHE[code] = edges
+    return edges
 
 
 class InstructionTranslatorBase(OpcodeHandlers):
@@ -252,6 +269,13 @@ class InstructionTranslator(InstructionTranslatorBase):
     def in_loop(self, index: int) -> bool:
         return any(start <= index <= end for start, end in self._loops)
 
+    def in_comprehension(self, index: int) -> bool:
+        """Inside the loop of an inlined comprehension (3.12+: ``LOAD_FAST_AND_CLEAR`` saves
+        its loop variable just before the loop starts)?"""
+        return any(start <= index <= end and any(
+            i.name == "LOAD_FAST_AND_CLEAR" for i in self.insts[max(0, start - 5):start])
+            for start, end in self._loops)
+
     def run(self):
         while not self.returned:
             index = self.ip
@@ -277,7 +301,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         ``e`` (the whole frame then runs eagerly with that reason, as torch skips the frame)."""
         if not self.allow_breaks or inst.name not in _BREAKABLE:
             return False
-        if self.in_loop(index):
+        if self.in_loop(index) and self.in_comprehension(index):
+            where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
+        elif self.in_loop(index):
             where = "inside a loop"  # a resume function cannot re-enter a half-run loop
         elif any(isinstance(v, WithExitFunctionVariable) for v in stack):
             where = "inside a `with` block"
@@ -298,9 +324,9 @@ class InstructionTranslator(InstructionTranslatorBase):
                                                if c not in self.code.co_varnames]
         bound = [n for n in names if not n.startswith("___stack") and (
             n in self.symbolic_locals or n in self.f_locals)]
-        if target is None or self.code.co_exceptiontable:
-            return bound  # handlers may read anything: keep every bound local
-        read = _reachable_reads(self.insts, self.labels, target)
+        if target is None:
+            return bound
+        read = _reachable_reads(self.insts, self.labels, target, _exception_edges(self.code))
         return [n for n in bound if n in read]
 
     def is_bound_argument(self, name: str) -> bool:
@@ -338,10 +364,11 @@ _READS = {"LOAD_FAST": (0,), "LOAD_DEREF": (0,), "LOAD_CLOSURE": (0,), "DELETE_F
           "STORE_FAST_LOAD_FAST": (1,)}
 
 
-def _reachable_reads(insts, labels, start: int) -> set:
-    """Every local name read by an instruction reachable from ``start``."""
+def _reachable_reads(insts, labels, start: int, handlers: dict) -> set:
+    """Every local name read by an instruction reachable from ``start`` (through exception
+    handlers too: ``handlers`` maps a covered instruction to its handler)."""
     read = set()
-    for i in _reachable(insts, labels, start):
+    for i in _reachable(insts, labels, start, handlers):
         ins = insts[i]
         if ins.name in _READS:
             names = ins.arg if isinstance(ins.arg, tuple) else (ins.arg,)
@@ -349,15 +376,17 @@ def _reachable_reads(insts, labels, start: int) -> set:
     return read
 
 
-def _reachable(insts, labels, start: int) -> set:
-    """Indices of the instructions reachable from ``start`` along jumps and fall-through (not
-    exception-table edges)."""
+def _reachable(insts, labels, start: int, handlers: dict | None = None) -> set:
+    """Indices of the instructions reachable from ``start`` along jumps and fall-through (and
+    exception-table edges, if ``handlers`` are given)."""
     seen, todo = set(), [start]
     while todo:
         i = todo.pop()
         if i in seen or i >= len(insts):
             continue
         seen.add(i)
+        if handlers and i in handlers:
+            todo.append(handlers[i])
         ins = insts[i]
         if ins.name in _TERMINAL:
             continue
