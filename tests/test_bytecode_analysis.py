@@ -13,7 +13,6 @@ from __future__ import annotations
 import dis
 import importlib
 import pkgutil
-import sys
 import types
 import warnings
 
@@ -221,16 +220,3 @@ def test_a_failing_check_runs_the_frame_eagerly(monkeypatch):
     with pytest.raises(InternalTorchDynamoError, match="consumes a NULL"):
         mtc.compile(f, backend="eager", fullgraph=True)(x)
     mtc.dynamo.reset()
-
-
-# ------------------------------------------------------------------ the version table
-def test_version_table_has_a_column_for_every_supported_version():
-    for row, column in versions.TABLE.items():
-        assert set(column) == set(versions.SUPPORTED), row
-
-
-def test_lifetimes_agree_with_this_pythons_opcodes():
-    for name, (first, last) in versions.LIFETIME.items():
-        alive = first <= versions.PY and (last is None or versions.PY <= last)
-        real = dis.opmap.get(name, 256) < 256  # 3.12+ keeps some old names as pseudo-ops
-        assert real == alive, (name, sys.version_info[:2])
