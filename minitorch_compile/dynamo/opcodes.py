@@ -175,7 +175,8 @@ class OpcodeHandlers:
             return
         if name not in self.symbolic_locals and self.is_bound_argument(name):
             self.materialize_local(name)
-        self.push(self.symbolic_locals.pop(name, None) or NullVariable())
+        saved = self.symbolic_locals.pop(name, None)
+        self.push(NullVariable() if saved is None else saved)
 
     def is_bound_argument(self, name: str) -> bool:
         return False  # the root frame's arguments are read lazily (symbolic_convert)
