@@ -188,3 +188,24 @@ def test_breaks_at_version_specific_opcodes(fn, graphs):
     mtc.dynamo.reset()
     check_breaks(fn, (rg(3),), (-rg(3).abs() - 0.1,), graphs=graphs)
     mtc.dynamo.reset()
+
+
+def print_first_then_branch(x, y):
+    """The shape of the program that crashed CPython 3.13 before the NULL moved above the
+    callable in the tracer and the code generator: its first break (``print``) has the callable
+    and its NULL pending on the stack — rebuilt in 3.11's order, 3.13 called the NULL — and a
+    data-dependent branch and a container follow."""
+    v0 = x * 1.0
+    print("step", 9)
+    v1 = y * -1.5
+    if x.sum() > 0:
+        print("then", int(x.sum().item() > -0.5))
+        return {"a": v1, "b": [y, 2]}
+    return [v0 - v1]
+
+
+def test_the_program_that_crashed_313_runs_compiled():
+    mtc.dynamo.reset()
+    check_breaks(print_first_then_branch, (rg(3).abs() + 0.1, rg(3)),
+                 (-rg(3).abs() - 0.1, rg(3)), graphs=4)
+    mtc.dynamo.reset()
