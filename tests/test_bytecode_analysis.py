@@ -220,3 +220,128 @@ def test_a_failing_check_runs_the_frame_eagerly(monkeypatch):
     with pytest.raises(InternalTorchDynamoError, match="consumes a NULL"):
         mtc.compile(f, backend="eager", fullgraph=True)(x)
     mtc.dynamo.reset()
+
+
+# ------------------------------------------------------------------ mutated generated code
+# The strongest form of "never a crash": take the code objects the compiler really generates
+# for programs with graph breaks (transformed code and resume functions), break the generated
+# instructions at random — drop one, swap two, move a PUSH_NULL, change a call's argument
+# count — and run every mutant the checker *accepts* in a forked child.  A child killed by a
+# signal is a gap in the checker.  (Mutants the checker rejects are the point; mutants the
+# bytecode library cannot even assemble are skipped.  A resume function's body is the original
+# function's code, CPython's compiler's output, and is not mutated: the checker does not track
+# operand *types* — 3.12+'s BUILD_CONST_KEY_MAP trusts that its keys are a tuple — which only
+# CPython's compiler, not ours, emits.)
+
+import os  # noqa: E402
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from minitorch_compile.dynamo.resume_execution import RESUME_INFO  # noqa: E402
+
+
+def _breaks_with_a_pending_call(x):
+    n = int(x.sum().item() > 0)  # a NULL and `int` wait under the .item() call
+    return [x.cos(), n, print("mid")]
+
+
+def _breaks_at_a_branch(x, y):
+    y = y.sin()
+    if x.sum() > 0:
+        return {"a": x * y, "b": [y, 2]}
+    return (x - y, 1)
+
+
+def _generated_code_objects() -> list:
+    """(code, function globals, closure, args) of every code object the compiler made."""
+    mtc.dynamo.reset()
+    out = []
+    for fn, args in ((_breaks_with_a_pending_call, (mtc.randn(3),)),
+                     (_breaks_at_a_branch, (mtc.randn(3).abs(), mtc.randn(3)))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mtc.compile(fn, backend="eager")(*args)
+        for entry in mtc.dynamo.cache_entries(fn):
+            out.append((entry.code, fn.__globals__, args))
+            for code in entry.resume_functions.values():
+                info = RESUME_INFO[code]
+                out.append((code, info.globals, None))
+    return out
+
+
+_GENERATED = []
+
+
+def _mutate(code, data):
+    bc = Bytecode.from_code(code)
+    positions = [k for k, item in enumerate(bc) if isinstance(item, Instr)]
+    if code in RESUME_INFO:  # only the generated prologue: the body is the original's code
+        jump = next(p for p in positions if bc[p].name == "JUMP_FORWARD")
+        positions = [p for p in positions if p <= jump]
+    kind = data.draw(st.sampled_from(["drop", "swap", "move_null", "call_arg"]))
+    k = data.draw(st.sampled_from(positions[1:]))  # never the RESUME
+    items = list(bc)
+    if kind == "drop":
+        del items[k]
+    elif kind == "swap" and k + 1 < len(items):
+        items[k], items[k + 1] = items[k + 1], items[k]
+    elif kind == "move_null":
+        nulls = [p for p in positions if items[p].name == "PUSH_NULL"]
+        if not nulls:
+            return None
+        p = data.draw(st.sampled_from(nulls))
+        null = items.pop(p)
+        items.insert(max(1, p + data.draw(st.sampled_from([-2, -1, 1, 2]))), null)
+    elif kind == "call_arg":
+        calls = [p for p in positions if items[p].name in ("CALL", "PRECALL")]
+        if not calls:
+            return None
+        p = data.draw(st.sampled_from(calls))
+        items[p] = Instr(items[p].name, max(0, items[p].arg + data.draw(st.sampled_from([-1, 1]))),
+                         location=items[p].location)
+    new = Bytecode(items)
+    for attr in ("argnames", "argcount", "posonlyargcount", "kwonlyargcount", "name",
+                 "qualname", "filename", "first_lineno", "cellvars", "freevars", "flags"):
+        setattr(new, attr, getattr(bc, attr))
+    try:
+        return new.to_code()
+    except Exception:  # the library itself refuses (e.g. a negative stack): nothing to run
+        return None
+
+
+def _runs_without_a_signal(code, f_globals, args) -> bool:
+    """Call ``code`` in a forked child; False if the child died of a signal (a crash)."""
+    if args is None:
+        args = tuple(mtc.randn(3) for _ in range(code.co_argcount))
+    cells = tuple(types.CellType(mtc.randn(3)) for _ in code.co_freevars) or None
+    fn = types.FunctionType(code, f_globals, code.co_name, None, cells)
+    pid = os.fork()
+    if pid == 0:  # the child: run, never return into pytest
+        try:
+            import io
+            import contextlib
+
+            with contextlib.redirect_stdout(io.StringIO()):
+                fn(*args)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return not os.WIFSIGNALED(status)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork to contain a crash")
+@given(st.data())
+def test_mutated_generated_code_is_rejected_or_runs_without_crashing(data):
+    if not _GENERATED:
+        _GENERATED.extend(_generated_code_objects())
+    code, f_globals, args = data.draw(st.sampled_from(_GENERATED))
+    mutant = _mutate(code, data)
+    if mutant is None:
+        return
+    try:
+        check_code(mutant)
+    except InvalidBytecode:
+        return  # rejected: it never runs
+    assert _runs_without_a_signal(mutant, f_globals, args), \
+        f"the checker accepted a crashing mutant:\n{dis.Bytecode(mutant).dis()}"

@@ -131,6 +131,15 @@ class _Walker:
         ins = self.insts[k]
         state = self.states[k]
         self.check_locals(ins, state)
+        if versions.HAS_PRECALL and ins.opname in ("PRECALL", "CALL"):
+            # 3.11: dis books the arguments at PRECALL, but CALL n reads n + 2 slots itself: the
+            # two must be adjacent and agree on n (as CPython's compiler always makes them)
+            j = k + 1 if ins.opname == "PRECALL" else k - 1
+            other = self.insts[j] if 0 <= j < len(self.insts) else None
+            want = "CALL" if ins.opname == "PRECALL" else "PRECALL"
+            if other is None or other.opname != want or other.arg != ins.arg:
+                self.fail(ins, f"3.11 pairs PRECALL n with CALL n; next to it: "
+                               f"{other.opname if other else 'nothing'}")
         for entry in self.handlers:  # the exception edge of a covered instruction
             if entry.start <= ins.offset < entry.end:
                 if len(state[0]) < entry.depth:
