@@ -319,8 +319,8 @@ def _runs_without_a_signal(code, f_globals, args) -> bool:
     pid = os.fork()
     if pid == 0:  # the child: run, never return into pytest
         try:
-            import io
             import contextlib
+            import io
 
             with contextlib.redirect_stdout(io.StringIO()):
                 fn(*args)
