@@ -25,11 +25,15 @@ interpreter will actually see, whatever library built it:
   covered instruction's stack cut to the entry's depth, plus ``lasti`` and the exception) to a
   fixpoint; two paths that reach an instruction with different depths are an error.
 
+Not checked: operand *types* (3.12+'s ``BUILD_CONST_KEY_MAP`` trusts its keys to be a tuple):
+the compiler only generates loads, calls, containers and jumps; instructions it copies from the
+original function are CPython's compiler's output.
+
 Errors found: inconsistent or negative depth, a depth over ``co_stacksize``, a NULL consumed by
 anything but a call's NULL slot / ``STORE_FAST`` / ``SWAP``, a missing callable, a local read
 before it is bound on some path (where ``LOAD_FAST`` does not check, 3.12+), a cell read before
 ``MAKE_CELL``/``COPY_FREE_VARS``, an exception-table entry deeper than the stack it covers,
-running off the end of the code.
+running off the end of the code, 3.11's ``PRECALL n`` not paired with ``CALL n``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Opcode handlers that build containers and strings, and make calls (``opcodes.py``, part 2).
+"""Opcode handlers that build containers and strings, and make calls (``opcodes.py``, part 2;
+torch keeps them in ``torch/_dynamo/symbolic_convert.py``).
 
 ``BuildAndCallHandlers`` is a mixin of ``OpcodeHandlers`` (and so of the interpreter): the
 ``BUILD_*`` family, f-strings (3.11/3.12 ``FORMAT_VALUE``; 3.13 ``CONVERT_VALUE``,
