@@ -200,7 +200,8 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
             first = stack[top - 2]
             wrap_at = top - 1 if isinstance(first, NullVariable) else top - 2
         elif inst.name == "CALL_FUNCTION_EX":  # NULL, fn (3.13: fn, NULL), args[, kwargs]
-            wrap_at = n_stack - 2 - (inst.arg & 1) - versions.NULL_ABOVE_CALLABLE
+            wrap_at = n_stack - 2 - (inst.arg & 1) - \
+                (versions.this("CALL_FUNCTION_EX.null") == "above")
         if wrap_at is not None and not _user_callable(stack[wrap_at]):
             wrap_at = None
     for i, vt in enumerate(stack):
