@@ -66,7 +66,7 @@ class Writer:
     # ------------------------------------------------------------------ statements
     def statement(self, depth: int, top: bool, branches: bool = True) -> bool:
         """Emit one statement; True if it returned (the block must end)."""
-        kinds = ["assign", "assign", "print", "item", "container", "if", "loop"]
+        kinds = ["assign", "assign", "print", "item", "container", "if", "loop", "comprehension"]
         if not branches:  # before the `if` on x: nothing may return early
             kinds.remove("if")
         if not top:
@@ -100,6 +100,13 @@ class Writer:
                 out = self.fresh("v")
                 self.emit(depth, f"{out} = {box}['a'] * {box}['pair'][1] + {box}['pair'][0]")
             self.values.append(out)
+        elif kind == "comprehension":  # 3.12+ inlines it (PEP 709); its loop variable may
+            name = self.fresh("v")      # shadow a live local, which must come back after it
+            t = self.draw(st.sampled_from(["t", self.pick_updatable()]))
+            c = self.draw(st.sampled_from([0.5, 2.0]))
+            self.emit(depth, f"{name} = mtc.stack([{t} * {c} for {t} in ({self.pick()}, "
+                             f"{self.pick()})]).sum(0)")
+            self.values.append(name)
         elif kind == "loop":
             target = self.pick_updatable()
             self.emit(depth, f"for i in range({self.draw(st.integers(1, 3))}):")
