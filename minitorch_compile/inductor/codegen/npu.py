@@ -101,7 +101,7 @@ class NPUKernel(NumpyKernel):
             return self.values[name]
         view, flags = self._view(name, index, "v")
         dtype = np_dtype(self.module.buffer(name).get_dtype())
-        tiled = flags[0] and not h.final
+        tiled = (flags[0] or self.frame.sizes[0] == 1) and not h.final
         k = view[1:]
         key = ("load", view, tiled)
         if key not in h.cache:
@@ -123,13 +123,16 @@ class NPUKernel(NumpyKernel):
         view, flags = self._view(name, index, "o")
         k = view[1:]
         dtype = np_dtype(self.module.buffer(name).get_dtype())
-        tiled = flags[0] and not h.final
+        tiled = (flags[0] or self.frame.sizes[0] == 1) and not h.final
         self.outs[k] = (dtype, flags, tiled)
         h.instrs.append(Instr(None, f"np.copyto(y{k}, {{0}}, casting='unsafe')", [value],
                               store=(f"y{k}", flags, dtype)))
 
-    def load_split(self):
-        return None
+    def _reduction_outer(self, frame, exprs) -> bool:
+        """Never turn a ``sum(0)`` reduced-dims-first on the npu: the tiles stay over the kept
+        dims (every core takes its columns, the reduced dim is read by a strided ``DataCopy``),
+        so no partial results need combining across cores."""
+        return False
 
     # ---------------------------------------------------------------- sizes
     def _row_elems(self, flags) -> int:
@@ -150,7 +153,7 @@ class NPUKernel(NumpyKernel):
         al = spec.ub_align
 
         def tile_bytes(flags, dtype):
-            if not flags[0]:
+            if not flags[0] and self.frame.sizes[0] != 1:
                 return round_up(self._fixed_bytes(flags, dtype), al)
             return round_up(rows * self._row_elems(flags) * np.dtype(dtype).itemsize, al)
         out = [(f"x{k}", nbuf, tile_bytes(fl, dt)) for k, (dt, fl) in self.tiled_in.items()]
