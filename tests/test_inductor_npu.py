@@ -165,3 +165,19 @@ def test_matmul_runs_on_the_cube_through_the_npu_kernel():
     assert "aten::mm" in names and any(n.startswith("fused_relu") for n in names)
     mm = prof.kernels[names.index("aten::mm")]
     assert mm.cube_cycles > 0 and mm.l0_bytes > 0
+
+
+def test_benchmark_figures_in_the_readme_are_what_the_script_prints(capsys):
+    """The npu figures are simulated (deterministic): the README's region must be current."""
+    import sys
+
+    from tests.doc_examples import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import bench_npu
+    from _readme import read_figures
+
+    text = bench_npu.main([])
+    assert read_figures("bench_npu.py").strip() == "\n".join(
+        line.rstrip() for line in text.strip().splitlines())
+    assert "remat / default partition: 75% of the GM bytes" in text

@@ -64,7 +64,7 @@ from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, res
                                                 run_tiles, strided)
 from minitorch_compile.inductor.npu_runtime import (VECIN, VECOUT, Alloc, CopyIn, CopyOut,
     GetBlockIdx, KernelLaunch, TBuf, TPipe, TQue, Tiles, Vec, block_range, buffer_num,
-    call_npu, nd_data)
+    call_npu, nd_data, npu_matmul)
 NPU = mtc.device("npu")
 """
 
@@ -316,6 +316,6 @@ class NPUWrapperCodeGen(WrapperCodeGen):
             return line
         if buf.kernel == "extern_mm":
             args = [self._arg_expr(a) for a in buf.inputs]
-            return (f"np.copyto({buf.name}, call_npu(mtc.ops.aten.mm.default, "
-                    f"[{args[0]}, {args[1]}]))  # the cube, through L1/L0")
+            return (f"np.copyto({buf.name}, npu_matmul({args[0]}, {args[1]}))"
+                    "  # the cube, through L1/L0")
         return line.replace("call_fallback(", "call_npu(", 1)
