@@ -5,7 +5,9 @@ figures into benchmarks/README.md).  Every figure is *simulated* (``npu/kernel.p
 model, the default 910B-like spec), so it is deterministic: the same on any machine.
 
 Part 1 — per program (float32): eager (one kernel per op), fused (Inductor's npu kernels),
-fused with one buffer per queue (no double buffering): kernels, GM bytes, simulated µs.
+fused with one buffer per queue (no double buffering), and for the programs with matmuls
+fused with FRACTAL_NZ operands (``config.npu_cube_nz``: visible TransData kernels, after cast
+elimination): kernels, GM bytes, simulated µs.
 
 Part 2 — per fused kernel of Part 1: GM bytes over the minimum and the fraction of its
 roofline bound reached.  Targets (issue 11): fused pointwise and reduction kernels move
@@ -30,6 +32,7 @@ import minitorch_compile as mtc  # noqa: E402
 from minitorch_compile import inductor  # noqa: E402
 
 N = (2048, 1024)
+MATMUL = ("attention fw+bw", "MLP step fw+bw")
 F = mtc.nn.functional
 
 
@@ -68,6 +71,7 @@ def programs():
 def run(fn, args, grad, mode: str):
     mtc.dynamo.reset()
     inductor.config.npu_buffer_num = 1 if mode == "fused, 1 buffer" else 2
+    inductor.config.npu_cube_nz = mode == "fused, NZ casts"
     f = fn if mode == "eager" else mtc.compile(fn)
     args = [a.detach().requires_grad_(a.requires_grad) for a in args]
     if mode != "eager":
@@ -80,7 +84,7 @@ def run(fn, args, grad, mode: str):
         out = f(*args)
         if grad:
             out.sum().backward()
-    inductor.config.npu_buffer_num = 2
+    inductor.config.npu_buffer_num, inductor.config.npu_cube_nz = 2, False
     return prof
 
 
@@ -91,7 +95,9 @@ def part1_2(lines):
     lines += [head, "-" * len(head)]
     for name, (fn, args, grad) in programs().items():
         base = None
-        for mode in ("eager", "fused", "fused, 1 buffer"):
+        modes = ("eager", "fused", "fused, 1 buffer") + (("fused, NZ casts",) if name in MATMUL
+                                                         else ())
+        for mode in modes:
             t = run(fn, args, grad, mode).totals() if mode != "fused" else None
             if mode == "fused":
                 prof = run(fn, args, grad, mode)

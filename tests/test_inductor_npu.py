@@ -101,7 +101,7 @@ def test_single_buffer_is_serial_and_never_faster(monkeypatch):
     fn = lambda a: (a.cos() * a.sin()).exp()  # noqa: E731
     double = _profile(fn, x, grad=False)
     mtc.dynamo.reset()
-    monkeypatch.setattr(inductor.config, "npu_buffer_num", 1, raising=False)
+    monkeypatch.setattr(inductor.config, "npu_buffer_num", 1)
     single = _profile(fn, x, grad=False)
     (d,), (s,) = double.kernels, single.kernels
     assert d.double_buffered and not s.double_buffered
@@ -158,13 +158,64 @@ def test_ub_overflow_falls_back_to_eager_with_the_reason():
     np.testing.assert_allclose(out.cpu().numpy(), mtc.softmax(x.cpu(), -1).numpy(), rtol=1e-6)
 
 
-def test_matmul_runs_on_the_cube_through_the_npu_kernel():
+@pytest.fixture
+def nz(monkeypatch):
+    monkeypatch.setattr(inductor.config, "npu_cube_nz", True)
+
+
+def test_matmul_on_nd_runs_the_cube_kernel_without_casts():
+    a, b = mtc.randn(64, 32, device="npu"), mtc.randn(32, 48, device="npu")
+    prof = _profile(lambda p, q: (p @ q).relu(), a, b, grad=False)
+    assert [k.name for k in prof.kernels] == ["aten::mm", "fused_relu_0"]
+    assert prof.kernels[0].cube_cycles > 0 and prof.kernels[0].l0_bytes > 0
+
+
+def test_matmul_runs_on_the_cube_in_fractal_nz_with_visible_casts(nz):
     a, b = mtc.randn(64, 32, device="npu"), mtc.randn(32, 48, device="npu")
     prof = _profile(lambda p, q: (p @ q).relu(), a, b, grad=False)
     names = [k.name for k in prof.kernels]
-    assert "aten::mm" in names and any(n.startswith("fused_relu") for n in names)
-    mm = prof.kernels[names.index("aten::mm")]
-    assert mm.cube_cycles > 0 and mm.l0_bytes > 0
+    assert names == ["TransData(ND->FRACTAL_NZ)", "TransData(ND->FRACTAL_NZ)", "cube_mm",
+                     "TransData(FRACTAL_NZ->ND)", "fused_relu_0"]
+    mm = prof.kernels[2]
+    assert mm.cube_cycles > 0 and mm.l0_bytes > 0 and mm.l1_bytes > 0
+
+
+def _chain(x, w1, w2):
+    return ((x @ w1) @ w2).relu() + (x @ w2.t()).sum()
+
+
+def test_cast_elimination_removes_exactly_the_redundant_casts(nz):
+    xs = [mtc.randn(20, 18), mtc.randn(18, 18), mtc.randn(18, 18)]
+    with mtc.npu.profile() as prof:
+        out = mtc.compile(_chain)(*[t.npu() for t in xs])
+    np.testing.assert_allclose(out.cpu().numpy(), _chain(*xs).numpy(), rtol=1e-5, atol=1e-5)
+    src = inductor.compiled_graphs[-1].source
+    # three mm: 9 casts without the pass.  Removed: x's second cast (repeats), the cast of
+    # x @ w1 back to NZ and its now unread ND copy (cancel); kept: w1, w2, w2.t(), two ND outs
+    assert src.count("# cast removed: repeats") == 1
+    assert src.count("# cast removed: cancels") == 2
+    casts = [k.name for k in prof.kernels if k.name.startswith("TransData")]
+    assert casts.count("TransData(ND->FRACTAL_NZ)") == 4
+    assert casts.count("TransData(FRACTAL_NZ->ND)") == 2
+
+
+def test_cast_elimination_keeps_needed_casts():
+    from minitorch_compile.inductor.codegen.npu_cube import eliminate_casts, matmul_lines
+
+    lines = ["buf0 = np.empty((4, 4), dtype=np.float32)", *matmul_lines("buf0", "a", "b"),
+             "buf1 = np.empty((4, 4), dtype=np.float32)", *matmul_lines("buf1", "buf0", "c"),
+             "fused_relu_0(buf0, buf2)", "return (buf1, )"]
+    out, removed = eliminate_casts(lines)
+    assert [k for k, _ in removed] == ["cancels"]  # buf0 is still read by the relu kernel
+    assert "np.copyto(buf0, npu_cast(buf0_nz, ND))  # TransData(FRACTAL_NZ->ND)" in out
+    out, removed = eliminate_casts([*matmul_lines("buf0", "a", "b"),
+                                    *matmul_lines("buf1", "b", "a")])
+    # a and b swap roles: the NZ copy of an array does not depend on its operand position
+    assert [(k, ln.split(" =")[0]) for k, ln in removed] == [("repeats", "buf1_a"),
+                                                             ("repeats", "buf1_b")]
+    out, removed = eliminate_casts([*matmul_lines("buf0", "a", "b"),
+                                    *matmul_lines("buf1", "c", "d")])
+    assert removed == []
 
 
 def test_benchmark_figures_in_the_readme_are_what_the_script_prints(capsys):
@@ -181,3 +232,23 @@ def test_benchmark_figures_in_the_readme_are_what_the_script_prints(capsys):
     assert read_figures("bench_npu.py").strip() == "\n".join(
         line.rstrip() for line in text.strip().splitlines())
     assert "remat / default partition: 75% of the GM bytes" in text
+
+
+@settings(max_examples=15, deadline=None)
+@given(programs())
+def test_compiled_with_nz_matmuls_equals_eager(prog):
+    src, inputs, ints = prog
+    if "@" not in src:
+        return
+    fn = _build(src)
+    inductor.config.npu_cube_nz = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.filterwarnings("error", message="inductor:")
+            expected = fn(*inputs, ints)
+            got = mtc.compile(fn)(*[x.npu() for x in inputs], ints.npu())
+    finally:
+        inductor.config.npu_buffer_num, inductor.config.npu_cube_nz = 2, False
+    for e, g in zip(expected, got):
+        _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)

@@ -35,12 +35,9 @@ from ..npu.kernel import (  # noqa: F401 - re-exported for the generated modules
 )
 from . import config
 
-BUFFER_NUM_DEFAULT = 2
-
-
 def buffer_num() -> int:
     """Buffers per queue: 2 (double buffering) unless ``config.npu_buffer_num`` says 1."""
-    return getattr(config, "npu_buffer_num", BUFFER_NUM_DEFAULT)
+    return config.npu_buffer_num
 
 
 def _ub(tensor, shape, dtype) -> np.ndarray:

@@ -50,9 +50,11 @@ import numpy as np
 
 from ...npu.memory import round_up
 from ...npu.spec import get_spec
+from .. import config
 from ..ir import numel
 from .common import Value, np_dtype
 from .cpu import Instr, NumpyKernel, _finish
+from .npu_cube import eliminate_casts, matmul_lines
 from .wrapper import WrapperCodeGen
 
 HEADER = """\
@@ -65,6 +67,7 @@ from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, res
 from minitorch_compile.inductor.npu_runtime import (VECIN, VECOUT, Alloc, CopyIn, CopyOut,
     GetBlockIdx, KernelLaunch, TBuf, TPipe, TQue, Tiles, Vec, block_range, buffer_num,
     call_npu, nd_data, npu_matmul)
+from minitorch_compile.inductor.codegen.npu_cube import FRACTAL_NZ, ND, cube_mm, npu_cast
 NPU = mtc.device("npu")
 """
 
@@ -305,6 +308,10 @@ class NPUWrapperCodeGen(WrapperCodeGen):
 
     def generate(self) -> str:
         src = super().generate()
+        head, rest = src.split("def call(args):\n", 1)
+        body, tail = rest.split("\n\n\ndef run(", 1)
+        lines, self.casts_removed = eliminate_casts(body.split("\n"))
+        src = head + "def call(args):\n" + "\n".join(lines) + "\n\n\ndef run(" + tail
         src = src.replace("args = [t._data for t in tensors]",
                           "args = [nd_data(t) for t in tensors]")
         return src.replace("else Tensor._make(o) for o in outs]",
@@ -314,8 +321,20 @@ class NPUWrapperCodeGen(WrapperCodeGen):
         line = super()._extern_call(buf)
         if buf.__class__.__name__ == "MultiOutput":
             return line
+        if buf.kernel == "extern_mm" and config.npu_cube_nz and _cube_ok(buf.inputs):
+            args = [self._arg_expr(a) for a in buf.inputs]
+            return "\n        ".join(matmul_lines(buf.name, args[0], args[1]))
         if buf.kernel == "extern_mm":
             args = [self._arg_expr(a) for a in buf.inputs]
             return (f"np.copyto({buf.name}, npu_matmul({args[0]}, {args[1]}))"
                     "  # the cube, through L1/L0")
         return line.replace("call_fallback(", "call_npu(", 1)
+
+
+def _cube_ok(inputs) -> bool:
+    """Both operands are non-empty 2-D or 3-D views of one dtype: the cube path (else the
+    eager matmul kernel on ND)."""
+    views = [a for a in inputs if isinstance(a, tuple) and len(a) == 4]
+    return len(views) == 2 and all(len(v[1]) in (2, 3) and all(v[1]) for v in views) and \
+        len(views[0][1]) == len(views[1][1]) and \
+        views[0][0].get_dtype() == views[1][0].get_dtype()
