@@ -252,3 +252,22 @@ def test_compiled_with_nz_matmuls_equals_eager(prog):
         inductor.config.npu_buffer_num, inductor.config.npu_cube_nz = 2, False
     for e, g in zip(expected, got):
         _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("tests.test_inductor").test_inductor.EDGE_CASES))
+def test_edge_cases_on_npu(name):
+    """Empty, 0-dim, int, bool, nan/inf, float64, strided inputs, views, fallbacks: compiled on
+    the npu (no fallback warning) equals eager on the cpu."""
+    from tests.test_inductor import EDGE_CASES
+
+    fn, make = EDGE_CASES[name]
+    args = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = fn(*[a.clone() for a in args])
+        got = mtc.compile(fn)(*[a.clone().npu() for a in args])
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    for e, g in zip(expected, got):
+        assert g.device.type == "npu"
+        _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)

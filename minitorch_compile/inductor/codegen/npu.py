@@ -167,7 +167,7 @@ class NPUKernel(NumpyKernel):
         out += [(f"b{j}", 1, tile_bytes(fl, dt)) for j, (fl, dt) in enumerate(slots)]
         out += [(f"acc{j}", 1, round_up(self._fixed_bytes(fl, dt), al))
                 for j, (_, dt, fl) in enumerate(self.accs)]
-        return out
+        return [(name, c, max(b, al)) for name, c, b in out]  # no empty allocation
 
     def plan(self, slots: list) -> tuple:
         """(block_dim, rows per core, rows per tile): the largest tile that fits UB."""
@@ -180,8 +180,8 @@ class NPUKernel(NumpyKernel):
         else:
             block_dim = max(1, min(spec.num_cores, n,
                                    math.ceil(n * row_bytes / spec.min_core_bytes)))
-        per = math.ceil(n / block_dim)
-        block_dim = math.ceil(n / per)
+        per = max(1, math.ceil(n / block_dim))
+        block_dim = max(1, math.ceil(n / per))
 
         def used(rows):
             return sum(c * b for _, c, b in self.buffers(rows, slots))
@@ -190,7 +190,7 @@ class NPUKernel(NumpyKernel):
             raise NPUCompileError(
                 f"npu kernel '{self.name}' does not fit UB even one row per tile: needs "
                 f"{used(1)} bytes ({listing}), UB has {spec.ub_bytes}")
-        lo, hi = 1, per if not self.split else n
+        lo, hi = 1, per
         while lo < hi:  # the largest row count that fits
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if used(mid) <= spec.ub_bytes else (lo, mid - 1)
