@@ -271,3 +271,21 @@ def test_edge_cases_on_npu(name):
     for e, g in zip(expected, got):
         assert g.device.type == "npu"
         _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)
+
+
+def test_a_weights_nz_copy_is_kept_across_calls_until_it_changes(nz):
+    x, w = mtc.randn(32, 48, device="npu"), mtc.randn(48, 16, device="npu")
+    f = mtc.compile(lambda a, b: (a @ b).relu())
+
+    def casts():
+        with mtc.npu.profile() as prof:
+            out = f(x, w)
+        np.testing.assert_allclose(out.cpu().numpy(), (x.cpu() @ w.cpu()).relu().numpy(),
+                                   rtol=1e-5, atol=1e-5)
+        return [k.name for k in prof.kernels].count("TransData(ND->FRACTAL_NZ)")
+
+    assert casts() == 2
+    assert casts() == 0  # both inputs unchanged: their NZ copies are reused
+    with mtc.no_grad():
+        w.mul_(0.5)  # an optimizer step writes the weight in place
+    assert casts() == 1

@@ -51,7 +51,7 @@ import numpy as np
 from ...npu.memory import round_up
 from ...npu.spec import get_spec
 from .. import config
-from ..ir import numel
+from ..ir import InputBuffer, numel
 from .common import Value, np_dtype
 from .cpu import Instr, NumpyKernel, _finish
 from .npu_cube import eliminate_casts, matmul_lines
@@ -323,7 +323,8 @@ class NPUWrapperCodeGen(WrapperCodeGen):
             return line
         if buf.kernel == "extern_mm" and config.npu_cube_nz and _cube_ok(buf.inputs):
             args = [self._arg_expr(a) for a in buf.inputs]
-            return "\n        ".join(matmul_lines(buf.name, args[0], args[1]))
+            keep = tuple(isinstance(a[0], InputBuffer) for a in buf.inputs[:2])
+            return "\n        ".join(matmul_lines(buf.name, args[0], args[1], keep))
         if buf.kernel == "extern_mm":
             args = [self._arg_expr(a) for a in buf.inputs]
             return (f"np.copyto({buf.name}, npu_matmul({args[0]}, {args[1]}))"
