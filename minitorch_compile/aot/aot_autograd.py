@@ -135,7 +135,8 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     grad_inputs = [k for k, t in enumerate(tensors) if t.requires_grad]
     from .._api import zeros
 
-    tangents = [zeros(tuple(out_meta[i].shape), dtype=out_meta[i].dtype) for i in diff_outputs]
+    tangents = [zeros(tuple(out_meta[i].shape), dtype=out_meta[i].dtype)
+                .to(out_meta[i].device) for i in diff_outputs]  # a host copy: no kernel
 
     unused: list = []  # inputs requiring grad that no output depends on
 

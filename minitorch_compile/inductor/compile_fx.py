@@ -69,10 +69,15 @@ def load_module(source: str) -> tuple[dict, bool]:
 def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
     """Lower, schedule, generate and load one graph (errors propagate)."""
     graph = GraphLowering(gm)
+    wrapper_class = WrapperCodeGen
+    if any(getattr(t, "is_npu", False) for t in example_inputs):  # the npu's code generator
+        from .codegen.npu import NPUWrapperCodeGen
+
+        graph.device_type, wrapper_class = "npu", NPUWrapperCodeGen
     graph.run(*example_inputs)
     pre = "\n".join(repr(b) for b in graph.buffers)
     sched = Scheduler(graph)
-    wrapper = WrapperCodeGen(graph, sched)
+    wrapper = wrapper_class(graph, sched)
     source = wrapper.generate()
     ns, hit = load_module(source)
     get_logger("output_code").info("Output code:\n%s", source)

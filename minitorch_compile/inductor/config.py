@@ -29,3 +29,9 @@ aggressive_fusion: bool = False  # horizontal fusion of nodes sharing no input
 
 # reuse a freed buffer of the same size for a new one (memory planning)
 allow_buffer_reuse: bool = True
+
+# the npu target (codegen/npu.py): buffers per queue (2 = double buffering), and whether extern
+# matmuls take FRACTAL_NZ operands through visible TransData kernels (True, torch_npu's private
+# format path, with cast elimination) or read ND directly (False: ND->NZ on the fly in the copy)
+npu_buffer_num: int = 2
+npu_cube_nz: bool = False

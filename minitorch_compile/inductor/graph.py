@@ -85,6 +85,8 @@ class GraphLowering(Interpreter):
         self.name_to_buffer[node.name] = buf
         return TensorBox(StorageBox(buf))
 
+    device_type = "cpu"  # the device the code generator targets (compile_fx sets "npu")
+
     def get_attr(self, target, args, kwargs):
         """A constant tensor of the graph: a buffer the module defines at its top."""
         value = super().get_attr(target, args, kwargs)
@@ -100,7 +102,7 @@ class GraphLowering(Interpreter):
     def run_node(self, n):
         val = n.meta.get("val")
         for v in (val if isinstance(val, (tuple, list)) else (val,)):
-            if isinstance(v, Tensor) and v.device.type != "cpu":
+            if isinstance(v, Tensor) and v.device.type != self.device_type:
                 raise NotImplementedError(  # the NPU has its own code generator
                     f"the cpu code generator got a tensor on {v.device} ({n.name})")
         self._node = n

@@ -7,6 +7,8 @@ or a compiled kernel alike, so eager and fused runs compare field by field::
     prof.kernels          # [KernelRecord(name='aten::mul', gm_read_bytes=..., time_us=...)]
     prof.totals()         # the same numeric fields, summed
     prof.table()          # like key_averages().table(): one row per kernel name
+    prof.timeline()       # one kernel's MTE2 / Vector / Cube / MTE3 lanes (npu/report.py)
+    prof.roofline()       # every kernel: intensity, time, lower bound, fraction of the roof
 
 Invariants every record keeps (``tests/test_npu_memory.py`` checks them):
 ``gm_read_bytes + gm_write_bytes >= min_gm_bytes``, ``time_us >= lower_bound_us`` and
@@ -131,6 +133,18 @@ class profile:
 
         sep = "-" * len(line(header))
         return "\n".join([sep, line(header), sep, *map(line, body), sep, line(total), sep])
+
+    def timeline(self, kernel=None, core: int = 0):
+        """One kernel's pipeline per lane (``npu/report.py``): a figure, or text."""
+        from .report import timeline
+
+        return timeline(self, kernel, core)
+
+    def roofline(self):
+        """Every kernel against the roofline (``npu/report.py``): a figure, or text."""
+        from .report import roofline
+
+        return roofline(self)
 
     def __repr__(self) -> str:
         return f"<mtc.npu.profile: {len(self.kernels)} kernels>"

@@ -62,6 +62,9 @@ class MemoryPlan:
 
 
 class WrapperCodeGen:
+    kernel_class = NumpyKernel  # the npu's wrapper (codegen/npu.py) puts its own kernels here
+    header = HEADER
+
     def __init__(self, graph, scheduler):
         self.graph, self.scheduler = graph, scheduler
         self.kernel_refs: dict = {}
@@ -135,7 +138,7 @@ class WrapperCodeGen:
                 call.append(self._extern_call(grp.nodes[0].node))
             else:
                 kname = self._kernel_name(grp, len(self.kernels))
-                kern = NumpyKernel(grp, self, materialized, kname)
+                kern = self.kernel_class(grp, self, materialized, kname)
                 kernel_src.append(kern.codegen())
                 call.append(f"{kname}({', '.join(kern.args)})")
                 self.kernels.append({"name": kname, "nodes": [n.name for n in grp.nodes],
@@ -155,7 +158,7 @@ class WrapperCodeGen:
                     pool.setdefault((_nbytes(buf), np_dtype(buf.get_dtype())), []).append(name)
                     self.plan.freed.append(name)
         inputs = g.graph_input_names
-        lines = [HEADER]
+        lines = [self.header]
         for op, ref in self.kernel_refs.items():
             lines.append(f"{ref} = eager_kernel(mtc.ops.{op.namespace}.{op.name}."
                          f"{op.overload_name})")

@@ -1,0 +1,140 @@
+"""What the npu kernels Inductor generates call at run time: the three stages of an Ascend C
+operator on numpy arrays, each counted through ``npu/kernel.py`` (``codegen/npu.py`` writes the
+calls; this module is small on purpose, so the generated code reads as the whole algorithm).
+
+===================================  ============================================================
+``CopyIn(que, gm_view)``             MTE2: a tile of a GM view into a buffer of ``que`` (UB),
+                                     ``EnQue`` + ``DeQue``; returns the tile as an array in UB
+``Alloc(que_or_tbuf, shape, dtype)`` a UB buffer of a queue (VECOUT) or a ``TBuf`` (VECCALC)
+``Vec(name, *arrays)``               one vector instruction over the widest array (the cost of
+                                     the numpy call written just before it)
+``CopyOut(gm_view, que, ub)``        MTE3: UB -> GM through the VECOUT queue
+``Tiles(core, c0, c1, rows)``        the core's tile loop; each pass is one ``core.tile()``
+``block_range(i, n, per)``           the rows of block ``GetBlockIdx() == i``
+``call_npu(op, args)``               an extern kernel (``mm``) or fallback as the npu eager kernel
+===================================  ============================================================
+
+Copies of one stage of one tile share the DMA start-up latency.  Strided GM views are copied by one ``DataCopy`` with strides (Ascend C's ``DataCopyParams``):
+the bytes counted are the elements moved.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..npu import kernel as K
+from ..npu import units
+from ..npu.kernel import (  # noqa: F401 - re-exported for the generated modules
+    VECIN,
+    VECOUT,
+    GetBlockIdx,
+    KernelLaunch,
+    TBuf,
+    TPipe,
+    TQue,
+)
+from . import config
+
+def buffer_num() -> int:
+    """Buffers per queue: 2 (double buffering) unless ``config.npu_buffer_num`` says 1."""
+    return config.npu_buffer_num
+
+
+def _ub(tensor, shape, dtype) -> np.ndarray:
+    n = int(np.prod(shape, dtype=np.int64))
+    flat = tensor.buffer.view(tensor.alloc, np.dtype(dtype))
+    return flat[:n].reshape(shape)
+
+
+def Alloc(que, shape: tuple, dtype) -> np.ndarray:  # noqa: N802 - Ascend C's style
+    t = que.Get(dtype) if isinstance(que, TBuf) else que.AllocTensor(dtype)
+    return _ub(t, shape, dtype)
+
+
+def _dma(core, stage: str, nbytes: int) -> float:
+    """A DataCopy's cycles; copies issued back to back in one stage of one tile share the
+    start-up latency (the eager skeletons copy all inputs of a tile as one transfer)."""
+    cycles = units.dma_cycles(core.spec, nbytes, core.launch.block_dim)
+    tile = core._tile
+    if tile is not None and tile.cycles[stage] > 0 and cycles:
+        cycles -= core.spec.dma_latency_cycles
+    return cycles
+
+
+def CopyIn(que, src: np.ndarray) -> np.ndarray:  # noqa: N802
+    core = K._current_core()
+    t = que.AllocTensor(src.dtype)
+    core.add("MTE2", _dma(core, "MTE2", src.nbytes), gm_read=src.nbytes)
+    ub = _ub(t, src.shape, src.dtype)
+    np.copyto(ub, src)
+    que.EnQue(t)
+    que.DeQue()
+    return ub
+
+
+def CopyOut(dst: np.ndarray, que, ub: np.ndarray) -> None:  # noqa: N802
+    core = K._current_core()
+    nbytes = dst.size * dst.itemsize
+    core.add("MTE3", _dma(core, "MTE3", nbytes), gm_write=nbytes)
+    np.copyto(dst, ub, casting="unsafe")
+
+
+def Vec(name: str, *arrays) -> None:  # noqa: N802
+    width = max((a.size * a.itemsize for a in arrays if isinstance(a, np.ndarray)), default=0)
+    K.vector_instruction(name, width)
+
+
+def Tiles(core, c0: int, c1: int, rows: int):  # noqa: N802
+    for t0 in range(c0, c1, rows):
+        with core.tile():
+            yield t0, min(t0 + rows, c1)
+
+
+def block_range(i: int, n: int, per: int) -> tuple:
+    return i * per, min(n, (i + 1) * per)
+
+
+def call_npu(op, args: list):
+    """Run ``op`` as the npu's eager kernel (one profiled kernel, e.g. ``aten::mm`` on the
+    cube through L1/L0); arrays in, arrays out."""
+    from .._tensor import Tensor
+    from .._device import as_device
+
+    npu = as_device("npu")
+
+    def wrap(a):
+        if type(a) is np.ndarray:
+            return Tensor._make(a, npu)
+        if isinstance(a, list):
+            return [wrap(x) for x in a]
+        return a
+
+    from .._dispatch import DispatchKey
+
+    out = op.kernels[DispatchKey.NPU](*[wrap(a) for a in args])
+
+    def unwrap(t):
+        d = t._data
+        return d if d.base is None and d.flags.c_contiguous else np.array(d, order="C")
+    if isinstance(out, (tuple, list)):
+        return tuple(unwrap(t) for t in out)
+    return unwrap(out)
+
+
+def npu_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The extern matmul of a generated module: ``aten::mm`` / ``aten::bmm`` on the cube."""
+    import minitorch_compile as mtc
+
+    aten = mtc.ops.aten
+    op = aten.mm.default if a.ndim == 2 and b.ndim == 2 else \
+        aten.bmm.default if a.ndim == 3 and b.ndim == 3 else aten.matmul.default
+    return call_npu(op, [a, b])
+
+
+def nd_data(t) -> np.ndarray:
+    """An input's ND array; a tensor in a private format pays its ``TransData`` first."""
+    from ..npu import formats
+
+    if getattr(t, "_npu_format", formats.ND) != formats.ND:
+        formats.trans_data(t)
+    return t._data

@@ -1,0 +1,165 @@
+"""Where the time goes: a pipeline timeline per core and each kernel on the roofline
+(``prof.timeline()``, ``prof.roofline()``; torch_npu's profiler shows the same in MindStudio
+Insight's timeline and its roofline view).
+
+Timeline: a core's tiles are scheduled stage after stage (``MTE2 → MTE1 → Cube → Vector →
+MTE3``).  Double-buffered, stage *s* of tile *i* starts when stage *s* of tile *i − 1* and stage
+*s − 1* of tile *i* are both done — copies overlap compute; with one buffer per queue, tile *i*
+starts after tile *i − 1* finished.  (The schedule is a picture of ``npu/kernel.py``'s timing
+model: its length is close to, not always equal to, the kernel's ``time_us``.)  Each lane is a
+row of characters; the character is the tile's number (mod 10).
+
+Roofline: a kernel's *arithmetic intensity* is its compute cycles (vector or cube, whichever is
+larger, spread over the cores it ran on) per GM byte; the roof is ``min(peak, intensity ×
+bandwidth)``, so its best time is its ``lower_bound_us``.  ``of roof`` is
+``lower_bound_us / time_us``: how close the kernel came.  With matplotlib installed both draw a
+figure; without it (the default install) they return the text.
+"""
+
+from __future__ import annotations
+
+from . import units
+from .spec import get_spec
+
+LANES = ("MTE2", "MTE1", "Cube", "Vector", "MTE3")
+
+
+def schedule(tiles: list, double_buffered: bool) -> list:
+    """[(lane, tile number, start, end)] in cycles for one core's ``[(times, cycles)]``."""
+    out, done = [], {s: 0.0 for s in units.STAGES}
+    end_prev_tile = 0.0
+    n = 0
+    for times, cycles in tiles:
+        for _ in range(min(times, 50)):  # draw at most 50 repeats of one tile body
+            t = 0.0 if double_buffered else end_prev_tile
+            for s in units.STAGES:
+                c = cycles.get(s, 0.0)
+                if not c:
+                    continue
+                start = max(t, done[s]) if double_buffered else t
+                out.append((s, n, start, start + c))
+                done[s] = t = start + c
+            end_prev_tile = t
+            n += 1
+    return out
+
+
+def timeline_text(rec, core: int = 0, width: int = 72) -> str:
+    c = rec.cores[min(core, len(rec.cores) - 1)]
+    sched = schedule(c.tiles, c.double_buffered)
+    end = max((e for *_, e in sched), default=0.0) or 1.0
+    spec = get_spec()
+    head = (f"{rec.name}  core {c.index}  ({'double-buffered' if c.double_buffered else 'one buffer per queue'}"
+            f", {sum(t for t, _ in c.tiles)} tiles, {spec.cycles_to_us(end):.2f} us drawn; "
+            f"kernel {rec.time_us:.2f} us, serial {rec.time_us_serial:.2f} us)")
+    lines = [head]
+    for lane in LANES:
+        row = [" "] * width
+        spans = [(n, s, e) for ln, n, s, e in sched if ln == lane]
+        if not spans:
+            continue
+        for n, s, e in spans:
+            a, b = int(s / end * width), max(int(s / end * width) + 1, int(e / end * width))
+            for k in range(a, min(b, width)):
+                row[k] = str(n % 10)
+        lines.append(f"{lane:<7}|{''.join(row)}|")
+    lines.append(f"{'':7}0{'cycles':>{width // 2}}{end:>{width - width // 2}.0f}")
+    return "\n".join(lines)
+
+
+def roofline_rows(kernels: list) -> list:
+    spec = get_spec()
+    rows = []
+    for k in kernels:
+        compute = max(k.vector_cycles, k.cube_cycles) / max(k.block_dim, 1)
+        rows.append({"name": k.name, "kind": k.kind, "gm_bytes": k.gm_bytes,
+                     "intensity": compute / max(k.gm_bytes, 1),
+                     "time_us": k.time_us, "serial_us": k.time_us_serial,
+                     "lower_us": k.lower_bound_us, "bound": k.bound,
+                     "of_roof": k.lower_bound_us / k.time_us if k.time_us else 1.0,
+                     "peak_ub": k.peak_ub_bytes, "min_bytes": k.min_gm_bytes})
+    ridge = 1 / spec.gm_bytes_per_cycle  # cycles per byte where memory and compute meet
+    for r in rows:
+        r["ridge"] = ridge
+    return rows
+
+
+def roofline_text(kernels: list) -> str:
+    rows = roofline_rows(kernels)
+    cols = [("Kernel", "name", "{}"), ("Kind", "kind", "{}"), ("GM B", "gm_bytes", "{:,}"),
+            ("x min B", None, None), ("cyc/B", "intensity", "{:.4f}"),
+            ("Time us", "time_us", "{:.3f}"), ("Serial us", "serial_us", "{:.3f}"),
+            ("Lower us", "lower_us", "{:.3f}"), ("of roof", "of_roof", "{:.2f}"),
+            ("Bound", "bound", "{}"), ("Peak UB", "peak_ub", "{:,}")]
+    body = []
+    for r in rows:
+        cells = []
+        for _, key, fmt in cols:
+            if key is None:
+                cells.append(f"{r['gm_bytes'] / max(r['min_bytes'], 1):.2f}")
+            else:
+                cells.append(fmt.format(r[key]))
+        body.append(cells)
+    header = [c[0] for c in cols]
+    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+
+    def line(cells):
+        return "  ".join([cells[0].ljust(widths[0]), cells[1].ljust(widths[1])] +
+                         [c.rjust(w) for c, w in zip(cells[2:], widths[2:])])
+    sep = "-" * len(line(header))
+    ridge = rows[0]["ridge"] if rows else 1 / get_spec().gm_bytes_per_cycle
+    foot = (f"ridge point: {ridge:.4f} compute cycles per GM byte (below it a kernel is "
+            "memory-bound)")
+    return "\n".join([sep, line(header), sep, *map(line, body), sep, foot])
+
+
+def _plt():
+    try:
+        import matplotlib.pyplot as plt  # optional dependency
+    except ImportError:
+        return None
+    return plt
+
+
+def timeline(prof, kernel=None, core: int = 0):
+    """The pipeline of one kernel's core (default: the slowest kernel), lanes MTE2 / MTE1 /
+    Cube / Vector / MTE3; a matplotlib figure where installed, else text."""
+    if not prof.kernels:
+        return "(no kernels)"
+    if kernel is None:
+        rec = max(prof.kernels, key=lambda k: k.time_us)
+    elif isinstance(kernel, int):
+        rec = prof.kernels[kernel]
+    else:
+        rec = next(k for k in prof.kernels if k.name == kernel)
+    plt = _plt()
+    if plt is None:
+        return timeline_text(rec, core)
+    c = rec.cores[min(core, len(rec.cores) - 1)]
+    fig, ax = plt.subplots(figsize=(9, 2.5))
+    for lane_no, lane in enumerate(LANES):
+        for ln, n, s, e in schedule(c.tiles, c.double_buffered):
+            if ln == lane:
+                ax.broken_barh([(s, e - s)], (lane_no - 0.4, 0.8), color=f"C{n % 10}")
+    ax.set_yticks(range(len(LANES)), LANES)
+    ax.set_xlabel("cycles")
+    ax.set_title(f"{rec.name}, core {c.index}")
+    return fig
+
+
+def roofline(prof):
+    """Every kernel on the spec's roofline; a matplotlib figure where installed, else text."""
+    plt = _plt()
+    if plt is None:
+        return roofline_text(prof.kernels)
+    spec = get_spec()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in roofline_rows(prof.kernels):
+        ax.scatter(max(r["intensity"], 1e-5), r["lower_us"] / max(r["time_us"], 1e-12),
+                   label=r["name"])
+    ax.set_xscale("log")
+    ax.axvline(1 / spec.gm_bytes_per_cycle, ls="--", color="grey")
+    ax.set_xlabel("compute cycles per GM byte")
+    ax.set_ylabel("fraction of the roof reached")
+    ax.legend(fontsize=6)
+    return fig

@@ -1,0 +1,291 @@
+"""Inductor for the npu: compiled on npu == eager on cpu (values and grads) on generated
+programs; the accounting invariants; UB overflow errors; the generated kernels' structure."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitorch_compile as mtc
+from minitorch_compile import inductor
+from minitorch_compile.inductor.codegen.npu import NPUCompileError
+from tests.test_inductor import _build, _close, programs
+
+
+@pytest.fixture(autouse=True)
+def strict_inductor():
+    """Any 'inductor: could not compile' warning fails the test."""
+    mtc.dynamo.reset()
+    mtc.npu.set_spec()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="inductor:")
+        yield
+    mtc.npu.set_spec()
+    mtc.dynamo.reset()
+
+
+def _npu(t, grad):
+    return t.clone().npu().requires_grad_(grad) if t.is_floating_point() else t.clone().npu()
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs(), st.booleans())
+def test_compiled_on_npu_equals_eager_on_cpu(prog, with_grad):
+    src, inputs, ints = prog
+    fn = _build(src)
+    eager_in = [x.clone().requires_grad_(with_grad) for x in inputs]
+    comp_in = [_npu(x, with_grad) for x in inputs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.filterwarnings("error", message="inductor:")
+        expected = fn(*eager_in, ints)
+        got = mtc.compile(fn, backend="inductor")(*comp_in, ints.npu())
+    for e, g in zip(expected, got):
+        assert g.device.type == "npu", src
+        _close(g.detach().cpu().numpy(), e.detach().numpy(), e.detach().numpy().dtype)
+    if not with_grad:
+        return
+    diff = [k for k, e in enumerate(expected) if e.requires_grad]
+    if not diff:
+        return
+    sum(expected[k].sum() for k in diff).backward()
+    sum(got[k].sum() for k in diff).backward()
+    for e, g in zip(eager_in, comp_in):
+        assert (e.grad is None) == (g.grad is None), src
+        if e.grad is not None:
+            assert g.grad.device.type == "npu"
+            _close(g.grad.cpu().numpy(), e.grad.numpy(), np.float32)
+
+
+def _profile(fn, *args, compiled=True, grad=True):
+    f = mtc.compile(fn) if compiled else fn
+    with mtc.npu.profile() as prof:
+        out = f(*args)
+        if grad:
+            out.sum().backward()
+    return prof
+
+
+PROGRAMS = {
+    "cos_cos": lambda x: x.cos().cos(),
+    "gelu": lambda x: mtc.nn.functional.gelu(x),
+    "softmax": lambda x: mtc.softmax(x, -1),
+    "layer_norm": lambda x: mtc.nn.functional.layer_norm(x, (x.shape[-1],)),
+    "sum0": lambda x: x.exp().sum(0),
+    "mean_all": lambda x: (x * x).mean(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_accounting_invariants(name):
+    fn = PROGRAMS[name]
+    x = mtc.randn(256, 384, device="npu", requires_grad=True)
+    fused = _profile(fn, x)
+    eager = _profile(fn, x.detach().requires_grad_(), compiled=False)
+    for k in fused.kernels:
+        assert k.gm_bytes >= k.min_gm_bytes, k
+        assert k.time_us <= k.time_us_serial + 1e-9, k
+        assert k.time_us >= k.lower_bound_us - 1e-9, k
+    f, e = fused.totals(), eager.totals()
+    assert f["gm_read_bytes"] + f["gm_write_bytes"] <= e["gm_read_bytes"] + e["gm_write_bytes"]
+    assert f["time_us"] <= e["time_us"]
+    assert any(k.kind == "inductor" for k in fused.kernels)
+
+
+def test_single_buffer_is_serial_and_never_faster(monkeypatch):
+    x = mtc.randn(512, 1024, device="npu")
+    fn = lambda a: (a.cos() * a.sin()).exp()  # noqa: E731
+    double = _profile(fn, x, grad=False)
+    mtc.dynamo.reset()
+    monkeypatch.setattr(inductor.config, "npu_buffer_num", 1)
+    single = _profile(fn, x, grad=False)
+    (d,), (s,) = double.kernels, single.kernels
+    assert d.double_buffered and not s.double_buffered
+    assert s.time_us == pytest.approx(s.time_us_serial)
+    assert d.time_us < s.time_us
+    assert d.gm_bytes == s.gm_bytes
+
+
+def test_fused_pointwise_moves_the_minimum_bytes():
+    x = mtc.randn(1024, 1024, device="npu")
+    prof = _profile(lambda a: a.cos().cos() * 2 + 1, x, grad=False)
+    (k,) = prof.kernels
+    assert k.gm_bytes == k.min_gm_bytes == 2 * 1024 * 1024 * 4
+    assert k.block_dim == mtc.npu.get_spec().num_cores
+
+
+def test_tiles_fit_ub_and_kernel_shows_the_stages():
+    x = mtc.randn(300, 2000, device="npu")
+    prof = _profile(lambda a: mtc.softmax(a.cos(), -1), x, grad=False)
+    (k,) = prof.kernels
+    assert 0 < k.peak_ub_bytes <= mtc.npu.get_spec().ub_bytes
+    src = inductor.compiled_graphs[-1].source
+    for piece in ("TPipe()", "InitBuffer(q_x0, nbuf,", "GetBlockIdx()", "CopyIn(", "CopyOut(",
+                  "TQue(VECIN", "TQue(VECOUT", "np.maximum.reduce"):
+        assert piece in src, piece
+
+
+def test_ub_overflow_is_an_error_naming_the_buffers():
+    from minitorch_compile.inductor.codegen.npu import NPUKernel
+
+    mtc.npu.set_spec(ub_bytes=4096)
+    with pytest.raises(NPUCompileError, match=r"does not fit UB even one row per tile: needs "
+                       r"\d+ bytes \(x0=2x4096, y\d+=2x4096.*\), UB has 4096"):
+        mtc.compile(lambda a: mtc.softmax(a, -1), backend=_raising_backend)(
+            mtc.randn(4, 1024, device="npu"))
+    assert NPUKernel.plan  # the check lives in NPUKernel.plan
+
+
+def _raising_backend(gm, example_inputs):
+    """Inductor without the eager fallback: the compile error itself."""
+    from minitorch_compile.aot import aot_module_simplified
+    from minitorch_compile.inductor.compile_fx import compile_fx_inner
+
+    return aot_module_simplified(gm, example_inputs, compile_fx_inner, compile_fx_inner)
+
+
+def test_ub_overflow_falls_back_to_eager_with_the_reason():
+    mtc.npu.set_spec(ub_bytes=4096)
+    x = mtc.randn(4, 1024, device="npu")
+    with pytest.warns(mtc.dynamo.exc.CompilerFallbackWarning, match="does not fit UB"):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("default", message="inductor:")
+            out = mtc.compile(lambda a: mtc.softmax(a, -1))(x)
+    np.testing.assert_allclose(out.cpu().numpy(), mtc.softmax(x.cpu(), -1).numpy(), rtol=1e-6)
+
+
+@pytest.fixture
+def nz(monkeypatch):
+    monkeypatch.setattr(inductor.config, "npu_cube_nz", True)
+
+
+def test_matmul_on_nd_runs_the_cube_kernel_without_casts():
+    a, b = mtc.randn(64, 32, device="npu"), mtc.randn(32, 48, device="npu")
+    prof = _profile(lambda p, q: (p @ q).relu(), a, b, grad=False)
+    assert [k.name for k in prof.kernels] == ["aten::mm", "fused_relu_0"]
+    assert prof.kernels[0].cube_cycles > 0 and prof.kernels[0].l0_bytes > 0
+
+
+def test_matmul_runs_on_the_cube_in_fractal_nz_with_visible_casts(nz):
+    a, b = mtc.randn(64, 32, device="npu"), mtc.randn(32, 48, device="npu")
+    prof = _profile(lambda p, q: (p @ q).relu(), a, b, grad=False)
+    names = [k.name for k in prof.kernels]
+    assert names == ["TransData(ND->FRACTAL_NZ)", "TransData(ND->FRACTAL_NZ)", "cube_mm",
+                     "TransData(FRACTAL_NZ->ND)", "fused_relu_0"]
+    mm = prof.kernels[2]
+    assert mm.cube_cycles > 0 and mm.l0_bytes > 0 and mm.l1_bytes > 0
+
+
+def _chain(x, w1, w2):
+    return ((x @ w1) @ w2).relu() + (x @ w2.t()).sum()
+
+
+def test_cast_elimination_removes_exactly_the_redundant_casts(nz):
+    xs = [mtc.randn(20, 18), mtc.randn(18, 18), mtc.randn(18, 18)]
+    with mtc.npu.profile() as prof:
+        out = mtc.compile(_chain)(*[t.npu() for t in xs])
+    np.testing.assert_allclose(out.cpu().numpy(), _chain(*xs).numpy(), rtol=1e-5, atol=1e-5)
+    src = inductor.compiled_graphs[-1].source
+    # three mm: 9 casts without the pass.  Removed: x's second cast (repeats), the cast of
+    # x @ w1 back to NZ and its now unread ND copy (cancel); kept: w1, w2, w2.t(), two ND outs
+    assert src.count("# cast removed: repeats") == 1
+    assert src.count("# cast removed: cancels") == 2
+    casts = [k.name for k in prof.kernels if k.name.startswith("TransData")]
+    assert casts.count("TransData(ND->FRACTAL_NZ)") == 4
+    assert casts.count("TransData(FRACTAL_NZ->ND)") == 2
+
+
+def test_cast_elimination_keeps_needed_casts():
+    from minitorch_compile.inductor.codegen.npu_cube import eliminate_casts, matmul_lines
+
+    lines = ["buf0 = np.empty((4, 4), dtype=np.float32)", *matmul_lines("buf0", "a", "b"),
+             "buf1 = np.empty((4, 4), dtype=np.float32)", *matmul_lines("buf1", "buf0", "c"),
+             "fused_relu_0(buf0, buf2)", "return (buf1, )"]
+    out, removed = eliminate_casts(lines)
+    assert [k for k, _ in removed] == ["cancels"]  # buf0 is still read by the relu kernel
+    assert "np.copyto(buf0, npu_cast(buf0_nz, ND))  # TransData(FRACTAL_NZ->ND)" in out
+    out, removed = eliminate_casts([*matmul_lines("buf0", "a", "b"),
+                                    *matmul_lines("buf1", "b", "a")])
+    # a and b swap roles: the NZ copy of an array does not depend on its operand position
+    assert [(k, ln.split(" =")[0]) for k, ln in removed] == [("repeats", "buf1_a"),
+                                                             ("repeats", "buf1_b")]
+    out, removed = eliminate_casts([*matmul_lines("buf0", "a", "b"),
+                                    *matmul_lines("buf1", "c", "d")])
+    assert removed == []
+
+
+def test_benchmark_figures_in_the_readme_are_what_the_script_prints(capsys):
+    """The npu figures are simulated (deterministic): the README's region must be current."""
+    import sys
+
+    from tests.doc_examples import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import bench_npu
+    from _readme import read_figures
+
+    text = bench_npu.main([])
+    assert read_figures("bench_npu.py").strip() == "\n".join(
+        line.rstrip() for line in text.strip().splitlines())
+    assert "remat / default partition: 75% of the GM bytes" in text
+
+
+@settings(max_examples=15, deadline=None)
+@given(programs())
+def test_compiled_with_nz_matmuls_equals_eager(prog):
+    src, inputs, ints = prog
+    if "@" not in src:
+        return
+    fn = _build(src)
+    inductor.config.npu_cube_nz = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.filterwarnings("error", message="inductor:")
+            expected = fn(*inputs, ints)
+            got = mtc.compile(fn)(*[x.npu() for x in inputs], ints.npu())
+    finally:
+        inductor.config.npu_buffer_num, inductor.config.npu_cube_nz = 2, False
+    for e, g in zip(expected, got):
+        _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("tests.test_inductor").test_inductor.EDGE_CASES))
+def test_edge_cases_on_npu(name):
+    """Empty, 0-dim, int, bool, nan/inf, float64, strided inputs, views, fallbacks: compiled on
+    the npu (no fallback warning) equals eager on the cpu."""
+    from tests.test_inductor import EDGE_CASES
+
+    fn, make = EDGE_CASES[name]
+    args = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = fn(*[a.clone() for a in args])
+        got = mtc.compile(fn)(*[a.clone().npu() for a in args])
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    for e, g in zip(expected, got):
+        assert g.device.type == "npu"
+        _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)
+
+
+def test_a_weights_nz_copy_is_kept_across_calls_until_it_changes(nz):
+    x, w = mtc.randn(32, 48, device="npu"), mtc.randn(48, 16, device="npu")
+    f = mtc.compile(lambda a, b: (a @ b).relu())
+
+    def casts():
+        with mtc.npu.profile() as prof:
+            out = f(x, w)
+        np.testing.assert_allclose(out.cpu().numpy(), (x.cpu() @ w.cpu()).relu().numpy(),
+                                   rtol=1e-5, atol=1e-5)
+        return [k.name for k in prof.kernels].count("TransData(ND->FRACTAL_NZ)")
+
+    assert casts() == 2
+    assert casts() == 0  # both inputs unchanged: their NZ copies are reused
+    with mtc.no_grad():
+        w.mul_(0.5)  # an optimizer step writes the weight in place
+    assert casts() == 1
