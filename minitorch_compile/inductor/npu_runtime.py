@@ -14,8 +14,9 @@ calls; this module is small on purpose, so the generated code reads as the whole
 ``call_npu(op, args)``               an extern kernel (``mm``) or fallback as the npu eager kernel
 ===================================  ============================================================
 
-Copies of one stage of one tile share the DMA start-up latency.  Strided GM views are copied by one ``DataCopy`` with strides (Ascend C's ``DataCopyParams``):
-the bytes counted are the elements moved.
+Copies of one stage of one tile share the DMA start-up latency.  Strided GM views are copied by
+one ``DataCopy`` with strides (Ascend C's ``DataCopyParams``): the bytes counted are the
+elements moved.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ..npu.kernel import (  # noqa: F401 - re-exported for the generated modules
     TQue,
 )
 from . import config
+
 
 def buffer_num() -> int:
     """Buffers per queue: 2 (double buffering) unless ``config.npu_buffer_num`` says 1."""
@@ -97,8 +99,8 @@ def block_range(i: int, n: int, per: int) -> tuple:
 def call_npu(op, args: list):
     """Run ``op`` as the npu's eager kernel (one profiled kernel, e.g. ``aten::mm`` on the
     cube through L1/L0); arrays in, arrays out."""
-    from .._tensor import Tensor
     from .._device import as_device
+    from .._tensor import Tensor
 
     npu = as_device("npu")
 

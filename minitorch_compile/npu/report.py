@@ -49,7 +49,8 @@ def timeline_text(rec, core: int = 0, width: int = 72) -> str:
     sched = schedule(c.tiles, c.double_buffered)
     end = max((e for *_, e in sched), default=0.0) or 1.0
     spec = get_spec()
-    head = (f"{rec.name}  core {c.index}  ({'double-buffered' if c.double_buffered else 'one buffer per queue'}"
+    buffering = "double-buffered" if c.double_buffered else "one buffer per queue"
+    head = (f"{rec.name}  core {c.index}  ({buffering}"
             f", {sum(t for t, _ in c.tiles)} tiles, {spec.cycles_to_us(end):.2f} us drawn; "
             f"kernel {rec.time_us:.2f} us, serial {rec.time_us_serial:.2f} us)")
     lines = [head]

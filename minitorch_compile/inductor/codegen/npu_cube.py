@@ -27,6 +27,7 @@ reuse lines rename, they do not overwrite a live buffer).
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,12 +75,15 @@ def npu_cast(x, fmt: int, keep: bool = False):
     if keep and fmt == FRACTAL_NZ:
         key = (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype.str)
         hit = _kept.get(key)
-        if hit is not None and np.array_equal(hit[0], x, equal_nan=x.dtype.kind in "fc"):
+        # the same array object (a weakref, not just the address: a new array that happens to
+        # land at a freed one's address is another tensor) holding the same values
+        if hit is not None and hit[2]() is x and \
+                np.array_equal(hit[0], x, equal_nan=x.dtype.kind in "fc"):
             return hit[1]
         out = npu_cast(x, fmt)
         if len(_kept) > 64:
             _kept.clear()
-        _kept[key] = (np.array(x), out)
+        _kept[key] = (np.array(x), out, weakref.ref(x))
         return out
     if fmt == FRACTAL_NZ:
         out = NZ(_to_nz(x), tuple(x.shape))
