@@ -321,6 +321,69 @@ def test_internal_error_falls_back_to_eager_with_the_reason(monkeypatch):
     _close(out.numpy(), (x.cos() * 3).numpy(), np.float32)
 
 
+def test_fullgraph_makes_an_inductor_failure_an_error(monkeypatch):
+    import sys
+
+    compile_fx = sys.modules["minitorch_compile.inductor.compile_fx"]
+
+    def broken(graph):
+        raise RuntimeError("scheduler exploded")
+
+    monkeypatch.setattr(compile_fx, "Scheduler", broken)
+    x = mtc.randn(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no eager fallback (and so no warning) either
+        with pytest.raises(mtc.dynamo.exc.BackendCompilerFailed,
+                           match="forward graph: RuntimeError: scheduler exploded"):
+            mtc.compile(lambda x: x.cos() * 3, fullgraph=True)(x)
+
+
+def test_fullgraph_makes_a_backward_compile_failure_an_error(monkeypatch):
+    import sys
+
+    compile_fx = sys.modules["minitorch_compile.inductor.compile_fx"]
+    real = compile_fx.compile_fx_inner
+    calls = []
+
+    def fail_second(gm, example_inputs):  # the forward compiles, the backward does not
+        calls.append(gm)
+        if len(calls) == 2:
+            raise ValueError("no backward today")
+        return real(gm, example_inputs)
+
+    monkeypatch.setattr(compile_fx, "compile_fx_inner", fail_second)
+    x = mtc.randn(5, requires_grad=True)
+    with pytest.raises(mtc.dynamo.exc.BackendCompilerFailed,
+                       match="backward graph: ValueError: no backward today"):
+        mtc.compile(lambda x: x.cos() * 3, fullgraph=True)(x)
+    # without fullgraph the same failure runs the backward eagerly, with the reason
+    calls.clear()
+    mtc.dynamo.reset()
+    with pytest.warns(mtc.dynamo.exc.CompilerFallbackWarning, match="no backward today"):
+        out = mtc.compile(lambda x: x.cos() * 3)(x)
+    out.sum().backward()
+    _close(x.grad.numpy(), (-3 * x.detach().sin()).numpy(), np.float32)
+
+
+def test_fullgraph_aot_refusal_is_an_error():
+    from minitorch_compile.aot import aot_module_simplified
+    from minitorch_compile.aot.aot_autograd import AOTUnsupported
+
+    def f(a, b):  # a plain function serves as the graph module
+        a.add_(1)
+        return (a + b,)
+
+    x = mtc.randn(3)
+    strict = aot_module_simplified(f, [x, x], lambda gm, ex: gm.forward,
+                                   eager_fallback=False)
+    with pytest.raises(AOTUnsupported, match="mutated in place and also passed"):
+        strict(x, x)
+    lenient = aot_module_simplified(f, [x, x], lambda gm, ex: gm.forward)
+    with pytest.warns(mtc.dynamo.exc.CompilerFallbackWarning, match="mutated in place"):
+        (out,) = lenient(x, x)  # eager: x was incremented once, then added to itself
+    _close(out.numpy(), (x * 2).numpy(), np.float32)
+
+
 def test_ir_prints_with_loads_and_ops():
     mtc.compile(lambda x: x.t().cos().sum(1))(mtc.randn(3, 4))
     ir = _last_graph().ir_pre_fusion
