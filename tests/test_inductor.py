@@ -556,3 +556,22 @@ def test_mutation_through_a_view_is_functionalized_and_compiled():
     out = mtc.compile(f)(x)
     assert metrics.generated_kernel_count >= 1
     _close(out.numpy(), f(x).numpy(), np.float32)
+
+
+def test_erf_float32_is_computed_in_the_kernel_and_accurate():
+    import math
+
+    x = mtc.cat([mtc.linspace(-6, 6, 4001), mtc.tensor([float("nan"), float("inf"),
+                                                         -float("inf"), 0.0, -0.0])])
+    got = mtc.compile(lambda x: x.erf())(x).numpy()
+    src = _last_graph().source
+    assert "_kernel" not in src and "np.true_divide" in src  # the rational, in the tile
+    ref = np.array([math.erf(v) for v in x.numpy().astype(np.float64)])
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ref, rtol=0, atol=5e-7)
+    assert np.signbit(got[-1]) and not np.signbit(got[-2])
+    # float64 keeps the eager kernel's last-ulp accuracy (the kernel is called on the tile)
+    x64 = x.double()
+    got64 = mtc.compile(lambda x: x.erf())(x64).numpy()
+    assert "_kernel" in _last_graph().source
+    np.testing.assert_allclose(got64, ref, rtol=0, atol=3e-16)
