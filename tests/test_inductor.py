@@ -575,3 +575,45 @@ def test_erf_float32_is_computed_in_the_kernel_and_accurate():
     got64 = mtc.compile(lambda x: x.erf())(x64).numpy()
     assert "_kernel0(" in _last_graph().source
     np.testing.assert_allclose(got64, ref, rtol=0, atol=3e-16)
+
+
+def test_signs_travel_no_negative_pass_in_cos_cos_backward():
+    x = mtc.randn(4096, requires_grad=True)
+    g = mtc.randn(4096)
+    mtc.compile(lambda x: x.cos().cos())(x).backward(g)
+    src = _last_graph().source
+    assert "np.negative" not in src and src.count("np.multiply") == 2
+    xe = x.detach().requires_grad_()
+    xe.cos().cos().backward(g)
+    np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())  # exact: signs are exact
+
+
+@pytest.mark.parametrize("dtype", [mtc.float32, mtc.float64, mtc.uint8, mtc.int32])
+def test_negations_compiled_equal_eager(dtype):
+    vals = [0.0, -0.0, 1.5, -2.0, float("inf"), float("nan"), 3.0, -127.0, 100.0] \
+        if dtype.is_floating_point else [0, 1, 2, 127, 128, 5, 7, 100, 255]
+    a = mtc.tensor(vals, dtype=dtype)
+    b = mtc.tensor(list(reversed(vals)), dtype=dtype)
+    progs = [lambda a, b: -a * -b, lambda a, b: (-a) * b + 1, lambda a, b: -(-a),
+             lambda a, b: (-a) / b, lambda a, b: (-a * b) * -(a * -b)]
+    for p in progs:
+        got, want = mtc.compile(p)(a, b), p(a, b)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        num = ~np.isnan(want.numpy()) if dtype.is_floating_point else slice(None)
+        # signed zeros and infinities agree; a NaN's sign bit is not specified (as in torch)
+        np.testing.assert_array_equal(np.signbit(got.numpy()[num]),
+                                      np.signbit(want.numpy()[num]))
+
+
+def test_sum_of_products_over_the_last_dim_is_one_vecdot():
+    x = mtc.randn(64, 300)
+    f = mtc.compile(lambda x: mtc.nn.functional.layer_norm(x, (300,)))
+    _close(f(x).numpy(), mtc.nn.functional.layer_norm(x, (300,)).numpy(), np.float32)
+    src = _last_graph().source
+    assert "np.vecdot(" in src and "np.multiply(b1, b1" not in src
+    # a broadcast operand along the reduced dim keeps the product pass (vecdot cannot)
+    y = mtc.randn(64, 1)
+    f2 = mtc.compile(lambda x, y: (x * y).sum(-1))
+    _close(f2(x, y).numpy(), (x * y).sum(-1).numpy(), np.float32)
+    assert "np.vecdot(" not in _last_graph().source
