@@ -1,7 +1,10 @@
 """Inductor's kernels against plain numpy, our eager mode, torch eager and ``torch.compile``.
 
 Run: ``python benchmarks/bench_inductor.py`` (about a minute; ``--quick`` uses smaller inputs
-and fewer repeats, ``--no-torch`` skips torch).
+and fewer repeats, ``--no-torch`` skips torch; ``--runs 3`` measures everything three times
+and adds a table of the per-cell medians, with the load average before each run — on a shared
+machine the load moves absolute times by 2-4x; ``--write-readme`` puts the output into
+``benchmarks/README.md``).
 
 Programs (issue 9, item 10), each written once and run through every implementation:
 
@@ -24,6 +27,7 @@ the small call no slower than ``torch.compile``'s.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -34,6 +38,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 import minitorch_compile as mtc  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/_readme.py
+from _readme import figures_for_readme  # noqa: E402
 
 
 def best(fn, repeat: int) -> float:
@@ -194,13 +201,39 @@ def run_lib(L, F, builder, arrays, backward, compile_fn, to_tensor):
     return call
 
 
+HEADER = ["case", "numpy", "eager", "compiled", "torch", "torch.compile", "c/np", "c/tc",
+          "compile s", "tc compile s"]
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--runs", type=int, default=1, help="measure N times; print the medians")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--cases", default="", help="comma-separated keys: chain,softmax,...")
+    p.add_argument("--write-readme", action="store_true",
+                   help="also write the output into benchmarks/README.md")
     args = p.parse_args(argv)
+    with figures_for_readme("bench_inductor.py", args.write_readme):
+        print(f"minitorch_compile {mtc.__version__} · numpy {np.__version__} · "
+              f"{os.cpu_count()} cores")
+        runs = []
+        for k in range(args.runs):
+            print(f"\nrun {k + 1} of {args.runs} (load average {os.getloadavg()[0]:.1f})")
+            runs.append(measure(args))
+        if args.runs > 1:
+            print(f"\nmedian of the {args.runs} runs, cell by cell:")
+            print(" | ".join(HEADER))
+            for rows in zip(*runs):
+                med = {"case": rows[0]["case"]}
+                for h in HEADER[1:]:
+                    vals = [r[h] for r in rows if r.get(h) is not None]
+                    med[h] = float(np.median(vals)) if vals else None
+                print(" | ".join(_fmt(med.get(h)) for h in HEADER))
+
+
+def measure(args) -> list:
     n, rows, cols = (1 << 20, 512, 1024) if args.quick else (1 << 24, 4096, 1024)
     repeat = 2 if args.quick else args.repeat
     torch = None
@@ -213,8 +246,7 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore")
     print(f"inductor benchmark: n={n}, rows×cols={rows}×{cols}, threads="
           f"{mtc.inductor.config.threads}, best of {repeat}; ms (small call: µs)")
-    hdr = ["case", "numpy", "eager", "compiled", "torch", "torch.compile", "c/np", "c/tc",
-           "compile s", "tc compile s"]
+    hdr = HEADER
     print(" | ".join(hdr))
     results = []
     only = {c.strip() for c in args.cases.split(",") if c.strip()}

@@ -25,6 +25,7 @@ SCRIPTS = {  # script -> a line its output always contains
     "bench_eager.py": "Part 1 — overhead per eager op",
     "bench_dynamo.py": "Part 3 — dynamic shapes",
     "bench_aot.py": "Bytes saved for backward (float32; count x bytes)",
+    "bench_inductor.py": "median of the 3 runs, cell by cell:",
 }
 
 

@@ -321,6 +321,69 @@ def test_internal_error_falls_back_to_eager_with_the_reason(monkeypatch):
     _close(out.numpy(), (x.cos() * 3).numpy(), np.float32)
 
 
+def test_fullgraph_makes_an_inductor_failure_an_error(monkeypatch):
+    import sys
+
+    compile_fx = sys.modules["minitorch_compile.inductor.compile_fx"]
+
+    def broken(graph):
+        raise RuntimeError("scheduler exploded")
+
+    monkeypatch.setattr(compile_fx, "Scheduler", broken)
+    x = mtc.randn(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no eager fallback (and so no warning) either
+        with pytest.raises(mtc.dynamo.exc.BackendCompilerFailed,
+                           match="forward graph: RuntimeError: scheduler exploded"):
+            mtc.compile(lambda x: x.cos() * 3, fullgraph=True)(x)
+
+
+def test_fullgraph_makes_a_backward_compile_failure_an_error(monkeypatch):
+    import sys
+
+    compile_fx = sys.modules["minitorch_compile.inductor.compile_fx"]
+    real = compile_fx.compile_fx_inner
+    calls = []
+
+    def fail_second(gm, example_inputs):  # the forward compiles, the backward does not
+        calls.append(gm)
+        if len(calls) == 2:
+            raise ValueError("no backward today")
+        return real(gm, example_inputs)
+
+    monkeypatch.setattr(compile_fx, "compile_fx_inner", fail_second)
+    x = mtc.randn(5, requires_grad=True)
+    with pytest.raises(mtc.dynamo.exc.BackendCompilerFailed,
+                       match="backward graph: ValueError: no backward today"):
+        mtc.compile(lambda x: x.cos() * 3, fullgraph=True)(x)
+    # without fullgraph the same failure runs the backward eagerly, with the reason
+    calls.clear()
+    mtc.dynamo.reset()
+    with pytest.warns(mtc.dynamo.exc.CompilerFallbackWarning, match="no backward today"):
+        out = mtc.compile(lambda x: x.cos() * 3)(x)
+    out.sum().backward()
+    _close(x.grad.numpy(), (-3 * x.detach().sin()).numpy(), np.float32)
+
+
+def test_fullgraph_aot_refusal_is_an_error():
+    from minitorch_compile.aot import aot_module_simplified
+    from minitorch_compile.aot.aot_autograd import AOTUnsupported
+
+    def f(a, b):  # a plain function serves as the graph module
+        a.add_(1)
+        return (a + b,)
+
+    x = mtc.randn(3)
+    strict = aot_module_simplified(f, [x, x], lambda gm, ex: gm.forward,
+                                   eager_fallback=False)
+    with pytest.raises(AOTUnsupported, match="mutated in place and also passed"):
+        strict(x, x)
+    lenient = aot_module_simplified(f, [x, x], lambda gm, ex: gm.forward)
+    with pytest.warns(mtc.dynamo.exc.CompilerFallbackWarning, match="mutated in place"):
+        (out,) = lenient(x, x)  # eager: x was incremented once, then added to itself
+    _close(out.numpy(), (x * 2).numpy(), np.float32)
+
+
 def test_ir_prints_with_loads_and_ops():
     mtc.compile(lambda x: x.t().cos().sum(1))(mtc.randn(3, 4))
     ir = _last_graph().ir_pre_fusion
@@ -493,3 +556,64 @@ def test_mutation_through_a_view_is_functionalized_and_compiled():
     out = mtc.compile(f)(x)
     assert metrics.generated_kernel_count >= 1
     _close(out.numpy(), f(x).numpy(), np.float32)
+
+
+def test_erf_float32_is_computed_in_the_kernel_and_accurate():
+    import math
+
+    x = mtc.cat([mtc.linspace(-6, 6, 4001), mtc.tensor([float("nan"), float("inf"),
+                                                         -float("inf"), 0.0, -0.0])])
+    got = mtc.compile(lambda x: x.erf())(x).numpy()
+    src = _last_graph().source
+    assert "_kernel0(" not in src and "np.true_divide" in src  # the rational, in the tile
+    ref = np.array([math.erf(v) for v in x.numpy().astype(np.float64)])
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ref, rtol=0, atol=5e-7)
+    assert np.signbit(got[-1]) and not np.signbit(got[-2])
+    # float64 keeps the eager kernel's last-ulp accuracy (the kernel is called on the tile)
+    x64 = x.double()
+    got64 = mtc.compile(lambda x: x.erf())(x64).numpy()
+    assert "_kernel0(" in _last_graph().source
+    np.testing.assert_allclose(got64, ref, rtol=0, atol=3e-16)
+
+
+def test_signs_travel_no_negative_pass_in_cos_cos_backward():
+    x = mtc.randn(4096, requires_grad=True)
+    g = mtc.randn(4096)
+    mtc.compile(lambda x: x.cos().cos())(x).backward(g)
+    src = _last_graph().source
+    assert "np.negative" not in src and src.count("np.multiply") == 2
+    xe = x.detach().requires_grad_()
+    xe.cos().cos().backward(g)
+    np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())  # exact: signs are exact
+
+
+@pytest.mark.parametrize("dtype", [mtc.float32, mtc.float64, mtc.uint8, mtc.int32])
+def test_negations_compiled_equal_eager(dtype):
+    vals = [0.0, -0.0, 1.5, -2.0, float("inf"), float("nan"), 3.0, -127.0, 100.0] \
+        if dtype.is_floating_point else [0, 1, 2, 127, 128, 5, 7, 100, 255]
+    a = mtc.tensor(vals, dtype=dtype)
+    b = mtc.tensor(list(reversed(vals)), dtype=dtype)
+    progs = [lambda a, b: -a * -b, lambda a, b: (-a) * b + 1, lambda a, b: -(-a),
+             lambda a, b: (-a) / b, lambda a, b: (-a * b) * -(a * -b)]
+    for p in progs:
+        got, want = mtc.compile(p)(a, b), p(a, b)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        num = ~np.isnan(want.numpy()) if dtype.is_floating_point else slice(None)
+        # signed zeros and infinities agree; a NaN's sign bit is not specified (as in torch)
+        np.testing.assert_array_equal(np.signbit(got.numpy()[num]),
+                                      np.signbit(want.numpy()[num]))
+
+
+def test_sum_of_products_over_the_last_dim_is_one_vecdot():
+    x = mtc.randn(64, 300)
+    f = mtc.compile(lambda x: mtc.nn.functional.layer_norm(x, (300,)))
+    _close(f(x).numpy(), mtc.nn.functional.layer_norm(x, (300,)).numpy(), np.float32)
+    src = _last_graph().source
+    assert "np.vecdot(" in src and "np.multiply(b1, b1" not in src
+    # a broadcast operand along the reduced dim keeps the product pass (vecdot cannot)
+    y = mtc.randn(64, 1)
+    f2 = mtc.compile(lambda x, y: (x * y).sum(-1))
+    _close(f2(x, y).numpy(), (x * y).sum(-1).numpy(), np.float32)
+    assert "np.vecdot(" not in _last_graph().source

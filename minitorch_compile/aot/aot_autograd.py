@@ -354,8 +354,11 @@ def _owner(mod, dotted: str):
 
 
 def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
-                          partition_fn=default_partition, decompositions=None):
-    """For Dynamo backends: ``gm`` takes flat tensors and returns a tuple."""
+                          partition_fn=default_partition, decompositions=None,
+                          eager_fallback: bool = True):
+    """For Dynamo backends: ``gm`` takes flat tensors and returns a tuple.  A graph AOTAutograd
+    cannot trace runs eagerly with a warning — or, with ``eager_fallback=False`` (the backend
+    compiles under ``fullgraph=True``), raises ``AOTUnsupported``."""
     compiled = aot_function(gm, fw_compiler, bw_compiler, partition_fn, decompositions)
     fallback = []
 
@@ -365,6 +368,8 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
         try:
             return compiled(*args)
         except AOTUnsupported as e:  # raised while tracing on fake tensors: nothing ran yet
+            if not eager_fallback:
+                raise
             from ..dynamo._logging import warn_user
             from ..dynamo.exc import CompilerFallbackWarning
 

@@ -19,6 +19,7 @@ program computes.
 
 from __future__ import annotations
 
+import contextvars
 import dis
 import io
 import time
@@ -37,6 +38,11 @@ from .output_graph import OutputGraph
 from .resume_execution import emit_graph_break
 from .symbolic_convert import InstructionTranslator
 from .variables.lists import TupleVariable
+
+# True while a frame compiled with ``fullgraph=True`` is being converted: a backend reads it to
+# raise (``BackendCompilerFailed``) where it would otherwise fall back to eager
+compiling_fullgraph: contextvars.ContextVar = contextvars.ContextVar("compiling_fullgraph",
+                                                                      default=False)
 
 _CO_KEEP = 0x01 | 0x02 | 0x04 | 0x08 | 0x10  # OPTIMIZED, NEWLOCALS, VARARGS, VARKEYWORDS, NESTED
 
@@ -231,6 +237,7 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
 
 def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
     code = fn.__code__
+    token = compiling_fullgraph.set(fullgraph)
     try:
         return_vt = tx.run()
         brk = tx.graph_break
@@ -244,6 +251,7 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
         output.compile_subgraph(tx, return_vt, backend)
         new_code = transformed_code(code, output, return_vt, tx, backend)
     finally:
+        compiling_fullgraph.reset(token)
         output.restore_global_state()
     _add_shape_guards(output)
     guard = output.guards.build(fn.__globals__)

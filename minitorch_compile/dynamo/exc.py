@@ -45,6 +45,17 @@ class InternalTorchDynamoError(TorchDynamoException):
     pass
 
 
+class BackendCompilerFailed(TorchDynamoException):
+    """The backend could not compile a graph under ``fullgraph=True`` (without it, that graph
+    runs eagerly with a ``CompilerFallbackWarning``).  ``inner_exception`` is the cause."""
+
+    def __init__(self, backend_name: str, inner_exception: BaseException):
+        self.backend_name = backend_name
+        self.inner_exception = inner_exception
+        super().__init__(f"backend={backend_name!r} raised:\n{type(inner_exception).__name__}: "
+                         f"{inner_exception}")
+
+
 class RestartAnalysis(TorchDynamoException):
     """A graph break happened inside an inlined call: trace the frame again from the start,
     and this time break *at the call* (``ip`` in the root frame) instead of inlining it."""

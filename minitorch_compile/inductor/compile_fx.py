@@ -15,6 +15,8 @@ kernels and the memory plan.  ``compile_fx`` is the Dynamo backend; it hands
 
 If anything goes wrong while compiling a graph, the graph runs eagerly instead (its
 ``GraphModule.forward``), with a warning that gives the reason: a compiled program is never wrong.
+Under ``mtc.compile(..., fullgraph=True)`` the user asked for the whole program compiled, so the
+same failure raises ``BackendCompilerFailed`` instead (as Dynamo's internal errors do there).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..dynamo._logging import get_logger, warn_user
-from ..dynamo.exc import CompilerFallbackWarning
+from ..dynamo.convert_frame import compiling_fullgraph
+from ..dynamo.exc import BackendCompilerFailed, CompilerFallbackWarning
 from . import metrics
 from .codegen.wrapper import WrapperCodeGen, source_key
 from .graph import GraphLowering
@@ -94,11 +97,15 @@ def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
                            sched, gm)
 
 
-def _compiler(kind: str, log: list | None):
+def _compiler(kind: str, log: list | None, fullgraph: bool = False):
     def compiler(gm, example_inputs):
         try:
             compiled = compile_fx_inner(gm, example_inputs)
         except Exception as e:  # noqa: BLE001 - any internal error: run this graph eagerly
+            if fullgraph:
+                raise BackendCompilerFailed(
+                    "inductor", RuntimeError(f"could not compile the {kind} graph: "
+                                             f"{type(e).__name__}: {e}")) from e
             warn_user(f"inductor: could not compile the {kind} graph, running it eagerly "
                       f"instead: {type(e).__name__}: {e}", CompilerFallbackWarning)
             return gm.forward
@@ -119,9 +126,12 @@ def compile_fx(gm, example_inputs):
     warning — as a graph Inductor cannot compile does."""
     from ..aot import aot_module_simplified, min_cut_rematerialization_partition
 
-    compiled = aot_module_simplified(gm, example_inputs, _compiler("forward", compiled_graphs),
-                                     _compiler("backward", compiled_graphs),
-                                     partition_fn=min_cut_rematerialization_partition)
+    fullgraph = compiling_fullgraph.get()  # compiling happens at the first call, later
+    compiled = aot_module_simplified(gm, example_inputs,
+                                     _compiler("forward", compiled_graphs, fullgraph),
+                                     _compiler("backward", compiled_graphs, fullgraph),
+                                     partition_fn=min_cut_rematerialization_partition,
+                                     eager_fallback=not fullgraph)
     eager: list = []
 
     def run(*args):
@@ -130,6 +140,10 @@ def compile_fx(gm, example_inputs):
         try:
             return compiled(*args)
         except NotImplementedError as e:
+            if fullgraph:
+                raise BackendCompilerFailed(
+                    "inductor", RuntimeError(f"AOTAutograd cannot trace this graph: {e}")) \
+                    from e
             warn_user(f"inductor: AOTAutograd cannot trace this graph, running it eagerly "
                       f"instead: {e}", CompilerFallbackWarning)
             eager.append(gm.forward)

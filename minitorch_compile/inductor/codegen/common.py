@@ -20,6 +20,8 @@ class Value:
     temp: bool = False  # needs a tile buffer
     final: bool = False  # a split reduction's result, valid only after the tile loop
     slot: int | None = None
+    neg_of: Value | None = None  # this value is ``-neg_of``, computed only when needed
+    pending: bool = False  # a ``neg_of`` value not computed yet
 
     def __str__(self) -> str:
         return self.expr

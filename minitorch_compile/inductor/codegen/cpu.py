@@ -135,7 +135,35 @@ class NumpyKernelHandler:
         return tuple(flags)
 
     def lit(self, a) -> Value:
-        return a if isinstance(a, Value) else Value(expr=const_repr(a))
+        if not isinstance(a, Value):
+            return Value(expr=const_repr(a))
+        if a.pending:  # a negation some use finally needs: compute it here
+            a.pending = False
+            self.instrs.append(Instr(a, "np.negative({0}, out={out})", [a.neg_of], inplace=True))
+        return a
+
+    # Signs travel (exact in IEEE arithmetic): ``negative`` of a float value is not computed
+    # until a use needs it, and ``(-a) * b`` is ``-(a * b)``, ``(-a) * (-b)`` is ``a * b`` (the
+    # same for ``/``), so ``g * -sin(c) * -sin(x)`` — cos(cos(x))'s backward — makes no
+    # ``negative`` pass at all.
+    def negative(self, x):
+        if isinstance(x, Value) and x.neg_of is not None:
+            return x.neg_of  # --a is a
+        x = self.lit(x)
+        if x.dtype is None or np.dtype(x.dtype).kind != "f":
+            return self._ufunc("negative", [x])
+        return Value(flags=x.flags, dtype=x.dtype, temp=True, neg_of=x, pending=True)
+
+    def _signed(self, name, args):
+        negs = [isinstance(a, Value) and a.neg_of is not None for a in args]
+        out = self._ufunc(name, [a.neg_of if n else a for a, n in zip(args, negs)])
+        return self.negative(out) if sum(negs) == 1 else out
+
+    def multiply(self, a, b):
+        return self._signed("multiply", [a, b])
+
+    def true_divide(self, a, b):
+        return self._signed("true_divide", [a, b])
 
     # ---------------------------------------------------------------- memory
     def load(self, name, index):
@@ -177,19 +205,19 @@ class NumpyKernelHandler:
         return self.new(f"{{out}} = np.asarray({ref}({call}), dtype=np.{d})", vals,
                         self.flags(vals), d, temp=False)
 
+    def _ufunc(self, name, args):
+        vals = [self.lit(a) for a in args]
+        arrays = [np.dtype(v.dtype) for v in vals if v.dtype is not None]
+        dt = "bool" if name in _BOOL_OPS else str(np.result_type(*arrays)) if arrays \
+            else "float64"
+        call = ", ".join("{%d}" % i for i in range(len(vals)))
+        return self.new(f"np.{name}({call}, out={{out}})", vals, self.flags(vals), dt,
+                        inplace=True, key=(name,) + tuple(map(_cse_key, vals)))
+
     def __getattr__(self, name):
         if not isinstance(getattr(np, name, None), np.ufunc):
             raise NotImplementedError(f"ops.{name}: no numpy ufunc of that name")
-
-        def op(*args):
-            vals = [self.lit(a) for a in args]
-            arrays = [np.dtype(v.dtype) for v in vals if v.dtype is not None]
-            dt = "bool" if name in _BOOL_OPS else str(np.result_type(*arrays)) if arrays \
-                else "float64"
-            call = ", ".join("{%d}" % i for i in range(len(vals)))
-            return self.new(f"np.{name}({call}, out={{out}})", vals, self.flags(vals), dt,
-                            inplace=True, key=(name,) + tuple(map(_cse_key, vals)))
-        return op
+        return lambda *args: self._ufunc(name, args)
 
 
 class NumpyKernel:
@@ -383,13 +411,39 @@ class NumpyKernel:
         return "\n".join(out)
 
 
+_SUM_LAST = "np.add.reduce({0}, axis=(%d,), keepdims=True, out={out})"
+
+
+def _dot_peephole(instrs: list, uses: dict, producer: dict) -> list:
+    """``sum(a * b)`` over the last dim — a variance, a softmax backward — is one ``np.vecdot``
+    per tile (a BLAS dot per row) instead of a product pass and a reduction pass."""
+    dropped = set()
+    for ins in instrs:
+        if ins.dest is None or len(ins.args) != 1 or not ins.dest.flags:
+            continue
+        last = len(ins.dest.flags) - 1
+        v = ins.args[0]
+        p = producer.get(id(v))
+        if ins.fmt != _SUM_LAST % last or p is None or \
+                p.fmt != "np.multiply({0}, {1}, out={out})" or uses.get(id(v)) != 1:
+            continue
+        a, b = p.args
+        if a.dtype != b.dtype or a.dtype != v.dtype or v.dtype != ins.dest.dtype or \
+                np.dtype(v.dtype).kind != "f" or not (a.flags[last] and b.flags[last]):
+            continue
+        ins.fmt, ins.args = "np.vecdot({0}, {1}, axis=-1, out={out}[..., 0])", [a, b]
+        dropped.add(id(p))
+    return [i for i in instrs if id(i) not in dropped]
+
+
 def _finish(instrs: list, prefix: str) -> dict:
-    """Store peephole, then tile buffers by liveness, then text."""
+    """Store and dot peepholes, then tile buffers by liveness, then text."""
     uses: dict = {}
     for ins in instrs:
         for a in ins.args:
             uses[id(a)] = uses.get(id(a), 0) + 1
     producer = {id(i.dest): i for i in instrs if i.dest is not None}
+    instrs = _dot_peephole(instrs, uses, producer)
     kept = []
     for ins in instrs:
         st = ins.store
