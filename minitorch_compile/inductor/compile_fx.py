@@ -19,10 +19,12 @@ If anything goes wrong while compiling a graph, the graph runs eagerly instead (
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from ..dynamo._logging import get_logger, warn_user
 from ..dynamo.exc import CompilerFallbackWarning
+from ..report.trace import trace_event
 from . import metrics
 from .codegen.wrapper import WrapperCodeGen, source_key
 from .graph import GraphLowering
@@ -68,6 +70,7 @@ def load_module(source: str) -> tuple[dict, bool]:
 
 def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
     """Lower, schedule, generate and load one graph (errors propagate)."""
+    start = time.perf_counter()
     graph = GraphLowering(gm)
     graph.run(*example_inputs)
     pre = "\n".join(repr(b) for b in graph.buffers)
@@ -84,9 +87,11 @@ def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
         metrics.kernel_records.append(metrics.KernelRecord(
             k["name"], k["nodes"], k["num_bytes"], k["numel"], k["reduction_numel"],
             k["origins"]))
-    return CompiledFxGraph(ns["run"], source, pre, sched.debug_str(), list(sched.decisions),
-                           list(wrapper.kernels), list(graph.fallbacks), wrapper.plan, hit,
-                           sched, gm)
+    out = CompiledFxGraph(ns["run"], source, pre, sched.debug_str(), list(sched.decisions),
+                          list(wrapper.kernels), list(graph.fallbacks), wrapper.plan, hit,
+                          sched, gm)
+    trace_event("inductor_graph", compiled=out, time_s=time.perf_counter() - start)
+    return out
 
 
 def _compiler(kind: str, log: list | None):
