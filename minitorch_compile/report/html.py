@@ -58,12 +58,16 @@ def _section_frames(t) -> str:
         return "<p>No frame was compiled.</p>"
     per_code: dict = {}
     out = []
+    anchors: dict = {}  # a resume function's name -> its first frame in the page
+    for n, entry in enumerate(frames):
+        anchors.setdefault(entry.original_code.co_name, f"frame-{n}")
     for n, entry in enumerate(frames):
         idx = per_code.setdefault(id(entry.original_code), [])
         idx.append(entry)
         failed = H.failed_guards_of(idx)  # failures recorded so far for this code
         out.append(f'<h3 id="frame-{n}">#{n} · {esc(entry.original_code.co_name)}</h3>')
-        out.append(H.cache_entry_html(entry, failed.get(len(idx) - 1), len(idx) - 1))
+        out.append(H.cache_entry_html(entry, failed.get(len(idx) - 1), len(idx) - 1,
+                                       anchors))
     return "".join(out)
 
 

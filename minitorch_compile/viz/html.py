@@ -139,8 +139,11 @@ def graph_html(gm, title: str = "graph") -> str:
             + details("graph code", pre(gm.code)))
 
 
-def cache_entry_html(entry, failed: dict | None = None, index: int | None = None) -> str:
-    """A cache entry: its guards, its graph, and the transformed code next to the original."""
+def cache_entry_html(entry, failed: dict | None = None, index: int | None = None,
+                     anchors: dict | None = None) -> str:
+    """A cache entry: its guards, its graph, and the transformed code next to the original.
+    ``anchors`` maps a resume function's name to the page anchor of its frame (the report)."""
+    anchors = anchors or {}
     code = entry.original_code
     head = f"entry {index}: " if index is not None else ""
     status = ("runs the original code eagerly: " + (entry.reason or "")) if entry.is_eager \
@@ -157,11 +160,13 @@ def cache_entry_html(entry, failed: dict | None = None, index: int | None = None
         parts.append(f'<p class="brk">graph break: {esc(b.reason)}</p>')
         if getattr(b, "user_line", None):
             parts.append(pre(b.user_line, "user"))
-        names = ", ".join(sorted(entry.resume_functions))
-        parts.append(f"<p>continues in {esc(names)}</p>")
+        names = ", ".join(f'<a href="#{esc(anchors[n])}">{esc(n)}</a>' if n in anchors
+                          else esc(n) for n in sorted(entry.resume_functions))
+        parts.append(f"<p>continues in {names}</p>")
     if entry.graph_module is not None:
         parts.append(details(f"graph {entry.compiled_fn_name}",
-                             graph_html(entry.graph_module, entry.compiled_fn_name or "graph")))
+                             graph_html(entry.graph_module, entry.compiled_fn_name or "graph"),
+                             open_=True))
     if entry.code is not None:
         parts.append(details("bytecode: original | transformed", side_by_side(
             "original", disassembly(code), "transformed", disassembly(entry.code))))
