@@ -104,7 +104,8 @@ def test_every_section_is_there_and_matches_the_stages(capsys):
     assert fails and escape(fails[0][2]) in html
     parts = [e.payload["partition"] for e in t.of_kind("aot_joint") if e.payload["partition"]]
     assert parts and all(f"{p.saved_bytes} bytes" in html for p in parts)
-    kernels = [k["name"] for e in t.of_kind("inductor_graph") for k in e.payload["compiled"].kernels]
+    kernels = [k["name"] for e in t.of_kind("inductor_graph")
+               for k in e.payload["compiled"].kernels]
     assert kernels and all(k in html for k in kernels)
     assert t.npu_kernels and all(k.name in html for k in t.npu_kernels)
     assert "<svg" in html  # the npu timeline is drawn inline, dot or not
