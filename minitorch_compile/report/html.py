@@ -49,7 +49,7 @@ def _section_summary(t) -> str:
                                      for e in t.of_kind("inductor_graph"))],
             ["npu kernels run", len(t.npu_kernels)],
             ["wall time of the traced block", f"{t.wall_s:.3f} s"]]
-    return H.table(["", ""], rows)
+    return H.table(["what", "count"], rows)
 
 
 def _section_frames(t) -> str:
