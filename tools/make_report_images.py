@@ -1,6 +1,7 @@
 """Regenerate the pictures of docs/report.md and the README: ``docs/images/guards.png`` (the
 guard explorer of docs/report.md's first example) and ``docs/images/report.png`` (headless
-Chromium's screenshot of the tour's compile report).  Run: ``python tools/make_report_images.py``."""
+Chromium's screenshot of the tour's compile report).
+Run: ``python tools/make_report_images.py``."""
 
 import os
 import shutil
