@@ -150,8 +150,9 @@ def _section_times(t) -> str:
               f"{e.payload['time_s'] * 1000:.1f}"] for e in t.of_kind("inductor_graph")]
     if not rows:
         return "<p>Nothing was compiled.</p>"
-    return ("<p>A Dynamo frame's time includes its backend's (AOT and Inductor run inside "
-            "it).</p>" + H.table(["stage", "what", "ms"], rows))
+    return ("<p>A Dynamo frame's time is its own: tracing, guards, transformed code (its backend "
+            "is called then, but AOTAutograd traces and Inductor compiles on the graph's first "
+            "call, listed separately).</p>" + H.table(["stage", "what", "ms"], rows))
 
 
 _RENDER = {"summary": _section_summary, "frames": _section_frames,
