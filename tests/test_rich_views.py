@@ -6,6 +6,8 @@ every user string."""
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import minitorch_compile as mtc
 from minitorch_compile.dynamo import cache_entries
@@ -99,3 +101,25 @@ def test_graph_partition_inductor_and_npu_views():
     nv = prof._repr_html_()
     assert len(prof.kernels) >= 2 and all(k.name in nv for k in prof.kernels)
     assert "<svg" in nv and nv.count("<rect") >= len(prof.kernels)
+
+
+OUR_TAGS = {"div", "h4", "h5", "span", "p", "pre", "table", "tr", "td", "th", "code", "details",
+            "summary", "b", "a", "style", "svg", "g", "title", "polygon", "path", "text",
+            "ellipse", "polyline", "defs"}
+
+
+@given(name=st.text(min_size=1, max_size=30), filename=st.text(min_size=1, max_size=40))
+def test_any_file_or_function_name_stays_text(name, filename):
+    """Whatever a program is called, its view has only our tags, and the name reads back."""
+    mtc.dynamo.reset()
+    ns = {"mtc": mtc}
+    exec(compile("def f(x):\n    return x.cos()\n", filename.replace("\x00", ""), "exec"), ns)
+    fn = ns["f"]
+    fn.__code__ = fn.__code__.replace(co_name=name)
+    g = mtc.compile(fn, backend="eager")
+    g(mtc.randn(2))
+    entry, = cache_entries(g)
+    h = entry._repr_html_()
+    assert set(tags(h)) <= OUR_TAGS
+    from html import escape
+    assert escape(name) in h
