@@ -168,3 +168,15 @@ def test_mtc_trace_dir_writes_report_and_event_log(tmp_path):
     assert times == sorted(times)
     html = (tmp_path / "trace" / "report.html").read_text()
     assert all(f'id="{s}"' in html for s in SECTIONS)
+
+
+def test_dynamic_section_lists_only_symbolic_decisions(capsys):
+    f = mtc.compile(_step, backend="eager")
+    with mtc.report.trace() as t:
+        f(mtc.randn(4), mtc.randn(4))
+        f(mtc.randn(6), mtc.randn(6))  # recompile to [s0]
+    from minitorch_compile.report.html import _section_dynamic
+
+    html = _section_dynamic(t)
+    assert "float32[s0]" in html and "s0 &gt;= 2" in html
+    assert "float32[4]" not in html  # the static first entry made no decision

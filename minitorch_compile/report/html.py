@@ -21,9 +21,12 @@ Every user string is escaped by ``viz.html`` — nothing a program names can bec
 from __future__ import annotations
 
 import datetime
+import re
 
 from ..viz import html as H
 from ..viz.html import esc
+
+_SYMBOLIC = re.compile(r"\[[^\]]*\bs\d+")  # a size that is a symbol: float32[s0, 4]
 
 SECTIONS = ["summary", "frames", "recompiles", "dynamic", "aot", "inductor", "npu", "times"]
 TITLES = {"summary": "Summary", "frames": "Frames", "recompiles": "Recompiles",
@@ -73,14 +76,16 @@ def _section_frames(t) -> str:
 
 def _section_recompiles(t) -> str:
     rows = []
-    for e in t.of_kind("recompile"):
+    for n, e in enumerate(t.of_kind("recompile"), 1):
         code = e.payload["code"]
         for idx, gi, msg in e.payload["failures"]:
-            rows.append([code.co_name, f"{code.co_filename}:{code.co_firstlineno}",
+            rows.append([f"#{n}", code.co_name, f"{code.co_filename}:{code.co_firstlineno}",
                          f"entry {idx}", msg])
     if not rows:
         return "<p>No recompiles: every call after the first hit a cache entry.</p>"
-    return H.table(["function", "where", "failed entry", "failed guard"], rows)
+    return ("<p>A call recompiles when every cache entry of its code rejects it: one row per "
+            "entry, with the first guard that failed.</p>"
+            + H.table(["recompile", "function", "where", "entry", "failed guard"], rows))
 
 
 def _section_dynamic(t) -> str:
@@ -89,7 +94,7 @@ def _section_dynamic(t) -> str:
         for g in entry.guard.guard_set.guards:
             if g.kind == "SHAPE_ENV":
                 rows.append([entry.original_code.co_name, g.value_repr or g.code])
-            elif g.kind == "TENSOR_MATCH" and "s" in (g.value_repr or "").split("[")[-1]:
+            elif g.kind == "TENSOR_MATCH" and _SYMBOLIC.search(g.value_repr or ""):
                 rows.append([entry.original_code.co_name, f"{g.source_name} {g.value_repr}"])
     if not rows:
         return ("<p>Every shape was static (no symbols were introduced; a second call with "

@@ -232,7 +232,7 @@ def npu_timeline_svg(records: list, width: int = 900) -> str:
               ("cube_cycles", "#ffcc80", "cube"), ("mte3_cycles", "#ce93d8", "MTE3")]
     total = sum(r.time_us for r in records) or 1.0
     row_h, label_w = 18, 180
-    scale = (width - label_w - 10) / total
+    scale = (width - label_w - 80) / total  # room for the last bar's time label
     parts, t = [], 0.0
     for i, r in enumerate(records):
         y = 20 + i * row_h
