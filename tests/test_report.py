@@ -180,3 +180,17 @@ def test_dynamic_section_lists_only_symbolic_decisions(capsys):
     html = _section_dynamic(t)
     assert "float32[s0]" in html and "s0 &gt;= 2" in html
     assert "float32[4]" not in html  # the static first entry made no decision
+
+
+def test_npu_compiled_graph_hook_renders_its_kernels_and_code():
+    """The hook the npu code generator (issue 11) reports through; fed here with real records."""
+    with mtc.npu.profile() as prof:
+        (mtc.randn(32).to("npu") + 1).exp()
+    with mtc.report.trace() as t:
+        mtc.report.trace_event("npu_compiled_graph", name="fused <npu> graph",
+                               kernels=prof.kernels, source="def kernel(): pass  # <b>")
+    html = t.html()
+    npu = html.split('<section id="npu">')[1].split("</section>")[0]
+    assert "compiled for the npu: fused &lt;npu&gt; graph" in npu
+    assert all(k.name in npu for k in prof.kernels)
+    assert "# &lt;b&gt;" in npu and npu.count("<rect") >= len(prof.kernels)
