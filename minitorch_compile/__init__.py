@@ -32,6 +32,12 @@ from .dynamo._logging import set_logs
 from ._device import _register_device_module, get_default_device, set_default_device
 from . import utils
 from . import npu  # last: names PrivateUse1 "npu" and registers an NPU kernel for every op
+from . import report
+from .viz import rich as _rich
+
+_rich.install()  # _repr_html_ for cache entries, explain(), graphs, partitions, kernels, profiles
+
+report.install_from_env()  # MTC_TRACE_DIR: trace this process, write the report at exit
 
 jit = compile
 

@@ -18,7 +18,9 @@ order a learner meets them (the longer versions are ``docs/eager.md`` with
                     graph and transformed code (depyf and ``dis``), a recompile with its reason,
                     and ``function(inputs)``'s data-dependent ``if`` running eagerly;
 8. ``inductor``     ``cos(cos(x))`` forward and backward through the default backend: one fused
-                    kernel each, the loop IR, the generated numpy kernel.
+                    kernel each, the loop IR, the generated numpy kernel;
+9. ``report``       the tutorial's program inside ``mtc.report.trace()``, written as one HTML
+                    compile report; the step prints where it is.
 
 ``STEPS`` is the table of steps; later chapters (AOT, Inductor) append theirs.
 Everything prints to stdout and is seeded with ``mtc.manual_seed``, so a fresh process prints
@@ -390,6 +392,7 @@ def step_training() -> None:
 
 from ._tour_dynamo import A, B, f, function, step_dynamo  # noqa: E402,F401 - compiler steps
 from ._tour_inductor import step_inductor  # noqa: E402
+from ._tour_report import step_report  # noqa: E402
 
 STEPS: dict[str, Callable[[], None]] = {
     "tensors": step_tensors,
@@ -400,6 +403,7 @@ STEPS: dict[str, Callable[[], None]] = {
     "training": step_training,
     "dynamo": step_dynamo,
     "inductor": step_inductor,
+    "report": step_report,
 }
 
 

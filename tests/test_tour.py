@@ -21,7 +21,7 @@ def test_tour_prints_every_step(capsys):
     out = _run(capsys)
     for title in ("1. tensors", "2. one row of the op table", "3. dispatch keys",
                   "4. custom autograd Functions", "5. how torch_npu plugs in", "6. a tiny MLP",
-                  "7. Dynamo"):
+                  "7. Dynamo", "9. The compile report"):
         assert title in out
 
 
@@ -145,3 +145,22 @@ def test_cli(capsys):
     assert "registration" in listed and "dynamo" in listed
     with pytest.raises(SystemExit):
         main(["tour", "--step", "nope"])
+
+
+def test_tour_ends_with_a_compile_report(capsys):
+    import os
+    import re
+
+    from minitorch_compile.report.html import SECTIONS
+
+    out = _run(capsys, ["report"])
+    path = re.search(r"compile report written to (\S+)", out).group(1)
+    assert os.path.isfile(path)
+    html = open(path, encoding="utf-8").read()
+    assert all(f'<section id="{s}">' in html for s in SECTIONS)
+    frames, recompiles, graphs, npu = map(int, re.search(
+        r"(\d+) compiled frames, (\d+) recompiles, (\d+) Inductor graphs, (\d+) npu kernels",
+        out).groups())
+    assert frames == html.count('<div class="entry">') and recompiles == 2 and npu == 2
+    assert graphs == html.count("<h3>compiled graph ")
+    assert "__resume_at" in html and "exp" in html  # the break of function(), f's graph

@@ -36,6 +36,7 @@ from ..autograd.function import Function
 from ..fx import make_fx
 from ..fx._pytree import tree_flatten, tree_unflatten
 from ..fx.graph_module import GraphModule
+from ..report.trace import trace_event
 from .functionalize import functionalize
 from .partitioners import FORWARD_TAG, default_partition
 
@@ -126,6 +127,7 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     num_outputs = len(out_vals)
     if not needs_grad:
         mutated = _no_aliased_mutation(functionalize(fw_graph), aliased)
+        trace_event("aot_joint", joint=None, partition=None, fw_graph=fw_graph)
         compiled = fw_compiler(fw_graph, tensors)
         return CompiledPair(compiled, None, num_outputs, [], [], mutated, fw_graph=fw_graph)
 
@@ -171,6 +173,7 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
         joint_gm.recompile()
     partition = partition_fn(joint_gm, [tensors, tangents], num_fwd_outputs=num_fwd)
     fw_module, bw_module = partition
+    trace_event("aot_joint", joint=joint_gm, partition=partition, fw_graph=fw_graph)
     compiled_fw = fw_compiler(fw_module, tensors)
     bw_examples = [n.meta.get("val") for n in bw_module.graph.nodes if n.op == "placeholder"]
     compiled_bw = bw_compiler(bw_module, bw_examples)

@@ -23,6 +23,7 @@ import builtins
 import functools
 import types
 
+from ..report.trace import record_recompile
 from ._identity import IdentityDict
 from ._logging import get_logger, warn_user
 from .backends.registry import lookup_backend
@@ -184,6 +185,8 @@ class _JitFunction:
         entry = convert_frame(self.fn, L, closure, self.backend, self.fullgraph, self.dynamic,
                               _FRAME_STATE.setdefault(code, {}))
         entries.append(entry)
+        if mine:  # the guard each previous entry failed (guard explorer, compile report)
+            record_recompile(code, mine, L, entry)
         return self._run(entry, args, kwargs)
 
     def _run(self, entry: CacheEntry, args, kwargs):

@@ -21,11 +21,13 @@ same failure raises ``BackendCompilerFailed`` instead (as Dynamo's internal erro
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from ..dynamo._logging import get_logger, warn_user
 from ..dynamo.convert_frame import compiling_fullgraph
 from ..dynamo.exc import BackendCompilerFailed, CompilerFallbackWarning
+from ..report.trace import trace_event
 from . import metrics
 from .codegen.wrapper import WrapperCodeGen, source_key
 from .graph import GraphLowering
@@ -71,6 +73,7 @@ def load_module(source: str) -> tuple[dict, bool]:
 
 def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
     """Lower, schedule, generate and load one graph (errors propagate)."""
+    start = time.perf_counter()
     graph = GraphLowering(gm)
     wrapper_class = WrapperCodeGen
     if any(getattr(t, "is_npu", False) for t in example_inputs):  # the npu's code generator
@@ -92,9 +95,11 @@ def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
         metrics.kernel_records.append(metrics.KernelRecord(
             k["name"], k["nodes"], k["num_bytes"], k["numel"], k["reduction_numel"],
             k["origins"]))
-    return CompiledFxGraph(ns["run"], source, pre, sched.debug_str(), list(sched.decisions),
-                           list(wrapper.kernels), list(graph.fallbacks), wrapper.plan, hit,
-                           sched, gm)
+    out = CompiledFxGraph(ns["run"], source, pre, sched.debug_str(), list(sched.decisions),
+                          list(wrapper.kernels), list(graph.fallbacks), wrapper.plan, hit,
+                          sched, gm)
+    trace_event("inductor_graph", compiled=out, time_s=time.perf_counter() - start)
+    return out
 
 
 def _compiler(kind: str, log: list | None, fullgraph: bool = False):
