@@ -111,7 +111,8 @@ def step_dynamo() -> None:
         print(_indented(entry.graph_code.strip()))
         print("transformed code, decompiled by depyf (entry.decompiled()):")
         print(_indented(entry.decompiled()))
-        print("transformed code, as bytecode (entry.dis()):")
+        print("transformed code, as this CPython's bytecode (entry.dis(); 3.11, 3.12 and 3.13 "
+              "differ: docs/dynamo.md):")
         print(_indented(entry.dis()))
 
     print("\nf(x4, a) with x4 of shape [4, 5, 5]: no guard passes, so f is compiled again.")

@@ -9,17 +9,23 @@ The transformed code of a cache entry is built instruction by instruction:
 3. rebuild the value the frame returns — constants, containers, graph outputs
    (``graph_out[i]``), values reloaded from their sources — and ``RETURN_VALUE``.
 
-Calls use CPython 3.11's convention: ``PUSH_NULL`` (or ``LOAD_GLOBAL`` with its NULL bit),
-the callable, the arguments, ``PRECALL n``, ``CALL n``.  Version differences live in
-``_call_instrs`` only.
+Calls follow the running CPython's convention — 3.11: ``PUSH_NULL`` (or ``LOAD_GLOBAL`` with
+its NULL bit), the callable, the arguments, ``PRECALL n``, ``CALL n``; 3.12 without
+``PRECALL``; 3.13 with the NULL *above* the callable.  The methods below ask
+``bytecode_versions`` (the one table of version differences), so callers write the same
+sequence on every version: ``push_null_before`` / ``load_global(push_null=True)``, the
+arguments, ``call(n)``.  Every code object the compiler makes is then checked by
+``bytecode_analysis.check_code`` before it can run.
 """
 
 from __future__ import annotations
 
-import sys
+import types
 
-from bytecode import Instr
+from bytecode import Bytecode, Instr
 
+from . import bytecode_versions as versions
+from .bytecode_analysis import check_code
 from .exc import unimplemented
 
 GRAPH_OUT = "___graph_out"
@@ -50,6 +56,12 @@ class PyCodegen:
 
         self.append(Instr("LOAD_DEREF", FreeVar(name)))
 
+    def load_closure(self, name: str) -> None:
+        """Push the frame's cell of the free variable ``name`` (for a closure tuple)."""
+        from bytecode import FreeVar
+
+        self.append(Instr(versions.this("LOAD_CLOSURE"), FreeVar(name)))
+
     def load_global(self, name: str, push_null: bool = False) -> None:
         self.append(Instr("LOAD_GLOBAL", (push_null, name)))
 
@@ -62,7 +74,21 @@ class PyCodegen:
         self.load_global(name, push_null=push_null)
 
     def load_attr(self, name: str) -> None:
-        self.append(Instr("LOAD_ATTR", name))
+        # 3.12+: LOAD_ATTR's argument carries the method bit, here unset
+        arg = name if versions.this("LOAD_ATTR.arg") == "name" else (False, name)
+        self.append(Instr("LOAD_ATTR", arg))
+
+    def push_null(self) -> None:
+        self.append(Instr("PUSH_NULL"))
+
+    def load_callable(self, load) -> None:
+        """``load()`` emits the callable; a NULL goes below it (3.11/3.12) or above (3.13)."""
+        if versions.NULL_ABOVE_CALLABLE:
+            load()
+            self.push_null()
+        else:
+            self.push_null()
+            load()
 
     def binary_subscr(self) -> None:
         self.append(Instr("BINARY_SUBSCR"))
@@ -78,9 +104,17 @@ class PyCodegen:
         else:
             unimplemented(f"cannot build a {cls.__name__} in bytecode")
 
-    def call(self, n: int) -> None:
-        """Call the callable below ``n`` arguments (pushed after a NULL)."""
-        self.append(*_call_instrs(n))
+    def call(self, n: int, kw_names: tuple = ()) -> None:
+        """Call the callable (and its NULL) below ``n`` arguments, the last ``len(kw_names)``
+        of them passed by keyword."""
+        self.append(*call_instrs(n, kw_names))
+
+    def jump_if(self, truth: bool, label, lineno=None) -> None:
+        """Pop the top of the stack and jump to ``label`` if its truth is ``truth``."""
+        if versions.NEEDS_TO_BOOL:  # 3.13: the jump reads an exact bool
+            self.append(Instr("TO_BOOL", lineno=lineno))
+        name = versions.this("POP_JUMP_IF_TRUE" if truth else "POP_JUMP_IF_FALSE")
+        self.append(Instr(name, label, lineno=lineno))
 
     def reconstruct(self, vt) -> None:
         vt.reconstruct(self)
@@ -104,7 +138,20 @@ class PyCodegen:
         self.store_local(GRAPH_OUT)
 
 
-def _call_instrs(n: int) -> list:
-    if sys.version_info[:2] == (3, 11):
-        return [Instr("PRECALL", n), Instr("CALL", n)]
-    return [Instr("CALL", n)]
+def assemble(bc: Bytecode) -> types.CodeType:
+    """The code object of ``bc``, checked (``bytecode_analysis.check_code``) before anything
+    can run it: a bad one raises ``InvalidBytecode`` — an internal compiler error — instead of
+    crashing the interpreter later."""
+    return check_code(bc.to_code())
+
+
+def call_instrs(n: int, kw_names: tuple = ()) -> list:
+    """The instructions of a call with ``n`` arguments already on the stack."""
+    out = []
+    if kw_names and versions.this("CALL.kw_names") == "KW_NAMES":
+        out.append(Instr("KW_NAMES", tuple(kw_names)))
+    if versions.HAS_PRECALL:
+        out.append(Instr("PRECALL", n))
+    if kw_names and versions.this("CALL.kw_names") == "CALL_KW":  # 3.13: names on the stack
+        return out + [Instr("LOAD_CONST", tuple(kw_names)), Instr("CALL_KW", n)]
+    return out + [Instr("CALL", n)]

@@ -30,7 +30,7 @@ from bytecode import Bytecode, Instr, Label
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
 from ._logging import get_logger, warn_user
-from .codegen import PyCodegen
+from .codegen import PyCodegen, assemble
 from .exc import CompilerFallbackWarning, InternalTorchDynamoError, RestartAnalysis, Unsupported
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
@@ -127,6 +127,9 @@ def decompile(code) -> str:
                 del sys.modules["torch"]
     import depyf
 
+    from ._depyf_compat import patch
+
+    patch(depyf)  # depyf 0.20 predates CPython 3.13's opcodes
     try:
         return depyf.decompile(code)
     except Exception as e:  # the decompiler is a viewer; never let it break compilation
@@ -173,7 +176,7 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
     bc.freevars = list(code.co_freevars)
     bc.cellvars = []
     bc.flags = code.co_flags & _CO_KEEP
-    return bc.to_code()
+    return assemble(bc)  # checked before it can run (bytecode_analysis)
 
 
 MAX_RESTARTS = 8

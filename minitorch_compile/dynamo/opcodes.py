@@ -1,4 +1,4 @@
-"""What each CPython 3.11 opcode does to the symbolic state (``symbolic_convert.py``'s handlers).
+"""What each CPython opcode does to the symbolic state (``symbolic_convert.py``'s handlers).
 
 ``OpcodeHandlers`` is a mixin of ``InstructionTranslatorBase``: one method per opcode, named
 after it (``LOAD_FAST``, ``BINARY_OP``, ``CALL`` ...) and found with ``getattr`` by the
@@ -6,7 +6,10 @@ interpreter loop, grouped by family below.  Each reads and writes the symbolic s
 (``self.push``/``self.pop``/``self.symbolic_locals``), asks trackers to do the work
 (``call_function``, ``var_getattr``, ...) and raises ``Unsupported`` — by name — for what it
 cannot model.  Opcodes that only exist in some CPython versions are aliases or extra methods
-here, so the rest of the tracer does not care which version it runs on.
+here, so the rest of the tracer does not care which version it runs on; where an opcode's
+*meaning* differs between 3.11, 3.12 and 3.13 (the NULL's place in a call, what ``END_FOR``
+pops, LOAD_ATTR's method bit …) the handler asks ``bytecode_versions`` — the one table of
+version differences — so it reads the same on every version.
 """
 
 from __future__ import annotations
@@ -15,16 +18,17 @@ import operator
 
 import bytecode
 
+from . import bytecode_versions as versions
 from .exc import unimplemented
+from .opcodes_calls import BuildAndCallHandlers, list_to_tuple
 from .variables.builder import VariableBuilder
 from .variables.builtin import BuiltinVariable
 from .variables.constant import ConstantVariable
 from .variables.dicts import ConstDictVariable
-from .variables.functions import FrameCell, NestedUserFunctionVariable
+from .variables.functions import FrameCell, LocalCell
 from .variables.lists import (
     BaseListVariable,
     ListIteratorVariable,
-    ListVariable,
     SliceVariable,
     TupleVariable,
 )
@@ -34,6 +38,7 @@ from .variables.misc import (
     GradModeVariable,
     NullVariable,
     PythonModuleVariable,
+    SavedCellVariable,
     WithExitFunctionVariable,
 )
 from .variables.nn_module import NNModuleVariable
@@ -55,14 +60,27 @@ COMPARE_OPS = {"LT": operator.lt, "LE": operator.le, "EQ": operator.eq, "NE": op
                "GT": operator.gt, "GE": operator.ge}
 
 
-class OpcodeHandlers:
-    """The opcode handlers; ``InstructionTranslatorBase`` supplies the state they act on."""
+class OpcodeHandlers(BuildAndCallHandlers):
+    """The opcode handlers; ``InstructionTranslatorBase`` supplies the state they act on.
+    Building containers, strings and calls are in ``opcodes_calls.py``."""
 
     # ================================================================ stack and locals
     def NOP(self, inst):
         pass
 
-    RESUME = CACHE = MAKE_CELL = COPY_FREE_VARS = PRECALL = NOP
+    CACHE = COPY_FREE_VARS = PRECALL = NOP
+
+    def RESUME(self, inst):
+        self.resumed = True  # past the prologue
+
+    def MAKE_CELL(self, inst):
+        """The prologue's cells are implicit: a frame's cell variable lives in its symbolic
+        locals, nested functions read it through a ``FrameCell``.  After the prologue (3.12+,
+        an inlined comprehension whose loop variable a lambda captures) it makes a *fresh*
+        cell, as CPython does: the lambdas of that comprehension share it."""
+        if getattr(self, "resumed", False):
+            self.closure_cells[inst.arg.name] = LocalCell(inst.arg.name)
+            self.__dict__.get("plain_slots", set()).discard(inst.arg.name)
 
     def POP_TOP(self, inst):
         self.pop()
@@ -85,25 +103,83 @@ class OpcodeHandlers:
             self.push(ConstantVariable(value))
 
     def LOAD_FAST(self, inst):
-        name = inst.arg
+        self._load_fast(inst.arg)
+
+    LOAD_FAST_CHECK = LOAD_FAST  # 3.12+: the checked form (we always check)
+
+    def _holds_cell(self, name: str) -> bool:
+        """Does the fast-locals slot ``name`` hold a cell right now?  A cell variable's slot
+        does, except while a 3.12+ inlined comprehension reuses it for a plain loop variable
+        (between its LOAD_FAST_AND_CLEAR and the STORE_FAST that restores it)."""
+        return (name in self.code.co_cellvars or name in self.code.co_freevars) and \
+            name not in self.__dict__.get("plain_slots", ())
+
+    def _load_fast(self, name) -> None:
+        name = getattr(name, "name", name)  # the bytecode library's CellVar/FreeVar, or a name
+        if self._holds_cell(name):
+            # 3.13 builds closures with LOAD_FAST of the cell (LOAD_CLOSURE is a pseudo-op)
+            self.push_closure_cell(name)
+            return
         if name not in self.symbolic_locals:
             self.materialize_local(name)
         self.push(self.symbolic_locals[name])
+
+    def LOAD_FAST_AND_CLEAR(self, inst):
+        """3.12+, around an inlined comprehension: save the loop variable's value (a NULL if it
+        was unbound) and unbind it; a STORE_FAST after the loop puts it back."""
+        name = getattr(inst.arg, "name", inst.arg)
+        if name in self.code.co_cellvars:  # a cell variable's slot: save it, reuse it plainly
+            plain = self.__dict__.setdefault("plain_slots", set())
+            self.push(SavedCellVariable(name, self.closure_cells.pop(name, None),
+                                        self.symbolic_locals.pop(name, None), name in plain))
+            plain.add(name)
+            return
+        if name not in self.symbolic_locals and self.is_bound_argument(name):
+            self.materialize_local(name)
+        saved = self.symbolic_locals.pop(name, None)
+        self.push(NullVariable() if saved is None else saved)
+
+    def is_bound_argument(self, name: str) -> bool:
+        return False  # the root frame's arguments are read lazily (symbolic_convert)
+
+    def LOAD_FAST_LOAD_FAST(self, inst):  # 3.13: two LOAD_FASTs in one
+        first, second = inst.arg
+        self._load_fast(first)
+        self._load_fast(second)
 
     def materialize_local(self, name: str) -> None:
         unimplemented(f"UnboundLocalError: local variable {name!r} referenced before assignment")
 
     def STORE_FAST(self, inst):
-        self.symbolic_locals[inst.arg] = self.pop()
+        self._store_fast(inst.arg, self.pop())
+
+    def _store_fast(self, name, value) -> None:
+        name = getattr(name, "name", name)
+        if isinstance(value, SavedCellVariable):  # after a comprehension: the old cell back
+            value.restore(self)
+        elif isinstance(value, NullVariable):  # restoring an unbound comprehension variable
+            self.symbolic_locals.pop(name, None)
+        else:
+            self.symbolic_locals[name] = value
+
+    def STORE_FAST_STORE_FAST(self, inst):  # 3.13: STORE_FAST a; STORE_FAST b
+        first, second = inst.arg
+        self._store_fast(first, self.pop())
+        self._store_fast(second, self.pop())
+
+    def STORE_FAST_LOAD_FAST(self, inst):  # 3.13: STORE_FAST a; LOAD_FAST b
+        store, load = inst.arg
+        self._store_fast(store, self.pop())
+        self._load_fast(load)
 
     def DELETE_FAST(self, inst):
         self.symbolic_locals.pop(inst.arg, None)
 
     def LOAD_GLOBAL(self, inst):
         push_null, name = inst.arg if isinstance(inst.arg, tuple) else (False, inst.arg)
-        if push_null:
-            self.push(NullVariable())
-        self.push(self.load_global_value(name))
+        value = self.load_global_value(name)
+        for vt in versions.callable_and_null(value, NullVariable()) if push_null else [value]:
+            self.push(vt)
 
     def STORE_GLOBAL(self, inst):
         unimplemented(f"assigning the global {inst.arg!r} (a side effect) is not supported")
@@ -146,20 +222,47 @@ class OpcodeHandlers:
             self.symbolic_locals[name] = value
 
     def LOAD_CLOSURE(self, inst):
-        self.push(ClosureCellVariable(self._cell(inst.arg.name)))
+        self.push_closure_cell(inst.arg.name)
+
+    def push_closure_cell(self, name: str) -> None:
+        self.push(ClosureCellVariable(self._cell(name)))
 
     # ================================================================ attributes
     def LOAD_ATTR(self, inst):
-        obj = self.pop()
-        self.push(obj.var_getattr(self, inst.arg))
+        is_method, name = versions.attr_arg(inst.arg)  # 3.12+: LOAD_ATTR is LOAD_METHOD too
+        self._load_attr(self.pop(), name, is_method)
 
-    def LOAD_METHOD(self, inst):
-        obj = self.pop()
-        self.push(NullVariable())
+    def LOAD_METHOD(self, inst):  # 3.11
+        self._load_attr(self.pop(), inst.arg, True)
+
+    def _load_attr(self, obj, name: str, is_method: bool) -> None:
+        """A plain attribute, or a method ready to be called: the bound method (our tracker of
+        CPython's ``method, self`` pair) with a NULL beside it, where this version puts it."""
+        if not is_method:
+            self.push(obj.var_getattr(self, name))
+            return
         if isinstance(obj, (PythonModuleVariable,)) or type(obj).__name__ == "TorchVariable":
-            self.push(obj.var_getattr(self, inst.arg))
+            bound = obj.var_getattr(self, name)
         else:
-            self.push(GetAttrVariable(obj, inst.arg))
+            bound = GetAttrVariable(obj, name)
+        for vt in versions.callable_and_null(bound, NullVariable()):
+            self.push(vt)
+
+    def LOAD_SUPER_ATTR(self, inst):
+        """3.12+: ``super().name`` in one instruction, over ``super, __class__, self``."""
+        is_method, _two_args, name = versions.super_attr_arg(inst.arg)
+        obj, cls, global_super = self.pop(), self.pop(), self.pop()
+        sup = global_super.call_function(self, [cls, obj], {})
+        self._load_attr(sup, name, is_method)
+
+    def LOAD_FROM_DICT_OR_DEREF(self, inst):
+        """3.12+, class bodies: the name from the mapping on the stack, else the cell."""
+        mapping = self.pop()
+        name = inst.arg.name
+        if isinstance(mapping, ConstDictVariable) and name in mapping.items:
+            self.push(mapping.items[name])
+        else:
+            self.push(self.deref(name))
 
     def STORE_ATTR(self, inst):
         obj = self.pop()
@@ -179,6 +282,16 @@ class OpcodeHandlers:
         else:
             obj.call_method(self, "__setitem__", [key, value], {})
 
+    def BINARY_SLICE(self, inst):  # 3.12+: container[start:end] without BUILD_SLICE
+        end, start, obj = self.pop(), self.pop(), self.pop()
+        index = SliceVariable(start, end, ConstantVariable(None))
+        self.push(BuiltinVariable(operator.getitem).call_function(self, [obj, index], {}))
+
+    def STORE_SLICE(self, inst):  # 3.12+: container[start:end] = value
+        end, start, obj, value = self.pop(), self.pop(), self.pop(), self.pop()
+        obj.call_method(self, "__setitem__", [SliceVariable(start, end, ConstantVariable(None)),
+                                              value], {})
+
     def BUILD_SLICE(self, inst):
         parts = self.popn(inst.arg)
         if len(parts) == 2:
@@ -193,7 +306,8 @@ class OpcodeHandlers:
 
     def COMPARE_OP(self, inst):
         b, a = self.pop(), self.pop()
-        fn = COMPARE_OPS[bytecode.Compare(int(inst.arg)).name]
+        # 3.13's cast bit (COMPARE_OP before a jump) is left to the jump: it asks bool_value
+        fn = COMPARE_OPS[bytecode.Compare(int(inst.arg) & 0xF).name]
         self.push(BuiltinVariable(fn).call_function(self, [a, b], {}))
 
     def IS_OP(self, inst):
@@ -223,130 +337,22 @@ class OpcodeHandlers:
     def UNARY_NOT(self, inst):
         self.push(ConstantVariable(not self.pop().bool_value(self)))
 
-    # ================================================================ building containers
-    def BUILD_TUPLE(self, inst):
-        self.push(TupleVariable(self.popn(inst.arg)))
+    def TO_BOOL(self, inst):
+        """3.13: only ever in front of a conditional jump or UNARY_NOT, which ask the tracker
+        for its truth themselves: the value stays as it is (a graph break at that jump emits
+        TO_BOOL again, see ``resume_execution``)."""
 
-    def BUILD_LIST(self, inst):
-        self.push(ListVariable(self.popn(inst.arg)))
+    def CALL_INTRINSIC_1(self, inst):
+        """3.12+: a unary helper named by the argument (``INTRINSIC_LIST_TO_TUPLE`` …)."""
+        kind = bytecode.Intrinsic1Op(int(inst.arg)).name
+        handler = _INTRINSIC_1.get(kind)
+        if handler is None:
+            unimplemented(f"CALL_INTRINSIC_1 {kind} is not supported")
+        handler(self)
 
-    def BUILD_MAP(self, inst):
-        items = self.popn(2 * inst.arg)
-        self.push(ConstDictVariable({items[i].as_python_constant(): items[i + 1]
-                                     for i in range(0, len(items), 2)}))
-
-    def BUILD_CONST_KEY_MAP(self, inst):
-        keys = self.pop().as_python_constant()
-        values = self.popn(inst.arg)
-        self.push(ConstDictVariable(dict(zip(keys, values))))
-
-    def BUILD_STRING(self, inst):
-        parts = self.popn(inst.arg)
-        self.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))
-
-    def FORMAT_VALUE(self, inst):
-        flags = inst.arg
-        spec = self.pop().as_python_constant() if flags & 0x04 else ""
-        value = self.pop()
-        if isinstance(value, TensorVariable) or not value.is_python_constant():
-            unimplemented(f"formatting {value} into a string needs its value")
-        v = value.as_python_constant()
-        conv = flags & 0x03
-        v = {0: v, 1: str(v), 2: repr(v), 3: ascii(v)}[conv]
-        self.push(ConstantVariable(format(v, spec)))
-
-    def LIST_APPEND(self, inst):
-        value = self.pop()
-        self.stack[-inst.arg].call_method(self, "append", [value], {})
-
-    def LIST_EXTEND(self, inst):
-        value = self.pop()
-        self.stack[-inst.arg].call_method(self, "extend", [value], {})
-
-    def LIST_TO_TUPLE(self, inst):
-        self.push(TupleVariable(self.pop().unpack_var_sequence(self)))
-
-    def MAP_ADD(self, inst):
-        value, key = self.pop(), self.pop()
-        self.stack[-inst.arg].call_method(self, "__setitem__", [key, value], {})
-
-    def DICT_UPDATE(self, inst):
-        other = self.pop()
-        self.stack[-inst.arg].call_method(self, "update", [other], {})
-
-    DICT_MERGE = DICT_UPDATE
-
-    def UNPACK_SEQUENCE(self, inst):
-        seq = self.pop()
-        items = seq.unpack_var_sequence(self)
-        if len(items) != inst.arg:
-            unimplemented(f"ValueError: cannot unpack {len(items)} values into {inst.arg}")
-        for item in reversed(items):
-            self.push(item)
-
-    def UNPACK_EX(self, inst):
-        before, after = inst.arg & 0xFF, inst.arg >> 8
-        items = self.pop().unpack_var_sequence(self)
-        if len(items) < before + after:
-            unimplemented("ValueError: not enough values to unpack")
-        middle = ListVariable(items[before:len(items) - after])
-        for item in reversed(items[:before] + [middle] + items[len(items) - after:]):
-            self.push(item)
-
-    # ================================================================ calls
-    def KW_NAMES(self, inst):
-        self.kw_names = inst.arg if isinstance(inst.arg, tuple) else \
-            self.code.co_consts[inst.arg]
-
-    def CALL(self, inst):
-        args = self.popn(inst.arg)
-        second, first = self.pop(), self.pop()
-        if isinstance(first, NullVariable):
-            fn = second
-        else:
-            fn, args = first, [second] + args
-        kwargs = {}
-        if self.kw_names:
-            n = len(self.kw_names)
-            kwargs = dict(zip(self.kw_names, args[-n:]))
-            args = args[:-n]
-            self.kw_names = ()
-        self.push(self.call_function(fn, args, kwargs))
-
-    def CALL_FUNCTION_EX(self, inst):
-        kwargs_vt = self.pop() if inst.arg & 1 else None
-        args_vt = self.pop()
-        fn = self.pop()
-        if self.stack and isinstance(self.stack[-1], NullVariable):
-            self.pop()
-        args = args_vt.unpack_var_sequence(self)
-        kwargs = {}
-        if kwargs_vt is not None:
-            if not isinstance(kwargs_vt, ConstDictVariable):
-                unimplemented("**kwargs that is not a dict")
-            kwargs = dict(kwargs_vt.items)
-        self.push(self.call_function(fn, args, kwargs))
-
-    def MAKE_FUNCTION(self, inst):
-        flags = inst.arg
-        code = self.pop().as_python_constant()
-        closure = self.pop() if flags & 0x08 else None
-        if flags & 0x04:
-            self.pop()  # annotations
-        kwdefaults = self.pop() if flags & 0x02 else None
-        defaults = self.pop() if flags & 0x01 else None
-        cells = {}
-        if closure is not None:
-            for name, cell_vt in zip(code.co_freevars, closure.items):
-                if not isinstance(cell_vt, ClosureCellVariable):
-                    unimplemented("closure entry that is not a cell")
-                cells[name] = cell_vt.cell
-        self.push(NestedUserFunctionVariable(code, code.co_qualname, self.f_globals, defaults,
-                                             kwdefaults, cells))
-
-    def RETURN_VALUE(self, inst):
-        self.return_value = self.pop()
-        self.returned = True
+    def CALL_INTRINSIC_2(self, inst):
+        kind = bytecode.Intrinsic2Op(int(inst.arg)).name
+        unimplemented(f"CALL_INTRINSIC_2 {kind} is not supported")
 
     # ================================================================ jumps
     def JUMP_FORWARD(self, inst):
@@ -412,10 +418,16 @@ class OpcodeHandlers:
         it = self.stack[-1]
         item = it.next_variable(self)
         if item is None:
-            self.pop()
+            if versions.this("END_FOR.pops") is None:
+                self.pop()  # 3.11: the iterator goes, the jump lands after the loop
+            else:  # 3.12+: the jump lands on END_FOR, which pops what CPython's FOR_ITER does
+                self.push(ConstantVariable(None))
             self.jump(inst)
         else:
             self.push(item)
+
+    def END_FOR(self, inst):
+        self.popn(versions.this("END_FOR.pops"))
 
     # ================================================================ with blocks
     def BEFORE_WITH(self, inst):
@@ -441,3 +453,10 @@ class OpcodeHandlers:
 
     def LOAD_ASSERTION_ERROR(self, inst):
         unimplemented("a failing assert inside traced code")
+
+
+# CALL_INTRINSIC_1's helpers the tracer models (3.12+); the rest are unsupported by name
+_INTRINSIC_1 = {
+    "INTRINSIC_LIST_TO_TUPLE": list_to_tuple,  # 3.11's LIST_TO_TUPLE: f(*[a, *b])
+    "INTRINSIC_UNARY_POSITIVE": lambda tx: tx._unary(operator.pos),  # 3.11's UNARY_POSITIVE
+}

@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 from bytecode import Bytecode, CellVar, Instr, Label
 
+from . import bytecode_versions as versions
 from ._identity import IdentityDict
+from .codegen import assemble
 
 _counter = itertools.count(1)
 
@@ -77,8 +79,13 @@ def byte_offset(code: types.CodeType, index: int) -> int:
     return 2 * index
 
 
-def _is_prologue(ins) -> bool:
-    return isinstance(ins, Instr) and ins.name in ("MAKE_CELL", "COPY_FREE_VARS", "RESUME")
+def _prologue_end(items) -> int:
+    """Items up to and including the first RESUME: the cell/free-variable prologue (a later
+    MAKE_CELL — 3.12's inlined comprehension capturing its loop variable — is body)."""
+    for k, item in enumerate(items):
+        if isinstance(item, Instr) and item.name == "RESUME":
+            return k + 1
+    return 0
 
 
 def make_resume(original: types.CodeType, target: int, stack_size: int,
@@ -110,7 +117,9 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
                  Instr("LOAD_FAST", f"___stack{i}", lineno=lineno) for i in range(stack_size)]
     prologue.append(Instr("JUMP_FORWARD", label, lineno=lineno))
     # the original's own cell prologue would run twice: drop it from the body
-    body = [ins for ins in body if not _is_prologue(ins)]
+    n_head = _prologue_end(items)
+    dropped = sum(1 for ins in items[:n_head] if isinstance(ins, Instr))
+    body = body[_prologue_end(body):]
     new = Bytecode(prologue + body)
     name = f"__resume_at_{byte_offset(original, target)}_{next(_counter)}"
     new.name = name
@@ -124,10 +133,9 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     new.cellvars = list(original.co_cellvars)
     new.freevars = list(original.co_freevars)
     new.flags = original.co_flags & (0x01 | 0x02 | 0x10)  # OPTIMIZED, NEWLOCALS, NESTED
-    code = new.to_code()
+    code = assemble(new)  # checked: it must not crash
     n_prologue = sum(1 for ins in prologue if isinstance(ins, Instr))
-    n_dropped = sum(1 for ins in items if _is_prologue(ins))
-    RESUME_INFO[code] = ResumeInfo(f_globals, original, target, n_prologue - n_dropped,
+    RESUME_INFO[code] = ResumeInfo(f_globals, original, target, n_prologue - dropped,
                                    stack_size, tuple(live_locals), nulls)
     _BUILT[key] = code
     return code
@@ -144,10 +152,13 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
 #     ___tmp_k ... ___tmp_0 = <stack after I>        # park the stack in locals
 #     return __resume_at_J(___tmp_0..k, *live locals)  # continue (a jump: one return per target)
 #
-# A NULL on the stack (CPython 3.11 pushes one below a callable: ``int(t.item())`` breaks with
-# ``NULL, int`` waiting under the ``.item()`` call) cannot be passed as an argument: it is
-# parked in ``___null`` (STORE_FAST of a NULL leaves that local unbound; it is never read) and
-# the resume function's prologue pushes it again with ``PUSH_NULL``.
+# A NULL on the stack (CPython pushes one beside a callable: ``int(t.item())`` breaks with
+# ``NULL, int`` — 3.13: ``int, NULL`` — waiting under the ``.item()`` call) cannot be passed as
+# an argument: it is parked in ``___null`` (STORE_FAST of a NULL leaves that local unbound; it
+# is never read) and the resume function's prologue pushes it again with ``PUSH_NULL``.
+#
+# Where the versions differ (the NULL's side of the callable, PRECALL, KW_NAMES vs CALL_KW,
+# jump names, 3.13's TO_BOOL before a jump) the code generator asks ``bytecode_versions``.
 
 
 def _jit_wrap_for(backend):
@@ -184,12 +195,12 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     n_stack = len(stack)
     wrap_at = None  # the stack position of a user callable the graph broke inside of
     if getattr(brk.reason, "inlined", False):
-        if inst.name == "CALL":
-            first = stack[n_stack - inst.arg - 2]
-            wrap_at = n_stack - inst.arg - 1 if isinstance(first, NullVariable) else \
-                n_stack - inst.arg - 2
-        elif inst.name == "CALL_FUNCTION_EX":  # NULL, fn, args tuple[, kwargs dict]
-            wrap_at = n_stack - 2 - (inst.arg & 1)
+        if inst.name in ("CALL", "CALL_KW"):  # [pair of callable and NULL/self], args[, names]
+            top = n_stack - inst.arg - (inst.name == "CALL_KW")
+            first = stack[top - 2]
+            wrap_at = top - 1 if isinstance(first, NullVariable) else top - 2
+        elif inst.name == "CALL_FUNCTION_EX":  # NULL, fn (3.13: fn, NULL), args[, kwargs]
+            wrap_at = n_stack - 2 - (inst.arg & 1) - versions.NULL_ABOVE_CALLABLE
         if wrap_at is not None and not _user_callable(stack[wrap_at]):
             wrap_at = None
     for i, vt in enumerate(stack):
@@ -215,17 +226,14 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
             cg.output.globals_to_install[code.co_name] = _resume_function(code, None, backend)
             cg.load_global(code.co_name, push_null=True)
         else:  # the resume function needs this frame's closure cells: build it here
-            from bytecode import FreeVar
-
             cg.load_global_object(f"___make{code.co_name}",
                                   lambda cells, c=code: _resume_function(c, cells, backend))
             for fv in tx.code.co_freevars:
-                cg.append(Instr("LOAD_CLOSURE", FreeVar(fv)))
+                cg.load_closure(fv)
             cg.append(Instr("BUILD_TUPLE", len(tx.code.co_freevars)))
             cg.call(1)
             cg.store_local(code.co_name)  # a local of that name: the decompiled view reads well
-            cg.append(Instr("PUSH_NULL"))
-            cg.load_local(code.co_name)
+            cg.load_callable(lambda: cg.load_local(code.co_name))
         for i in range(depth):
             if i not in nulls:
                 cg.load_local(f"___tmp_{i}")
@@ -237,41 +245,43 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         cg.call(depth - len(nulls) + len(live))
         cg.append(Instr("RETURN_VALUE"))
 
-    if name in ("CALL", "CALL_FUNCTION_EX"):
+    if name in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
         if name == "CALL":
-            if brk.kw_names:
-                cg.append(Instr("KW_NAMES", brk.kw_names))
-            cg.call(inst.arg)
+            cg.call(inst.arg, brk.kw_names)
             depth = n_stack - inst.arg - 2 + 1
+        elif name == "CALL_KW":  # 3.13: the names tuple is already on the stack
+            cg.append(Instr("CALL_KW", inst.arg, lineno=lineno))
+            depth = n_stack - inst.arg - 3 + 1
         else:
             cg.append(Instr("CALL_FUNCTION_EX", inst.arg))
             depth = n_stack - (2 + (inst.arg & 1)) - 1 + 1
         resume_at(brk.index + 1, depth, 1)
     elif name.startswith("POP_JUMP"):
         label = Label()
-        cond = "TRUE" if name.endswith("TRUE") else "FALSE"
-        cg.append(Instr(f"POP_JUMP_FORWARD_IF_{cond}", label, lineno=lineno))
+        cg.jump_if(name.endswith("TRUE"), label, lineno=lineno)
         resume_at(brk.index + 1, n_stack - 1, 0)
         cg.append(label)
         resume_at(tx.labels[inst.arg], n_stack - 1, 0)
     elif name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
-        label = Label()
-        cond = "TRUE" if "TRUE" in name else "FALSE"
+        label = Label()  # 3.11 only (3.12 compiles `a or b` to COPY; POP_JUMP_IF_TRUE)
         cg.append(Instr("COPY", 1))
-        cg.append(Instr(f"POP_JUMP_FORWARD_IF_{cond}", label, lineno=lineno))
+        cg.jump_if("TRUE" in name, label, lineno=lineno)
         cg.append(Instr("POP_TOP"))
         resume_at(brk.index + 1, n_stack - 1, 0)
         cg.append(label)
         resume_at(tx.labels[inst.arg], n_stack, 1)
     else:
-        cg.append(Instr(name, inst.arg, lineno=lineno) if inst.opcode >= _dis.HAVE_ARGUMENT else
+        if name == "UNARY_NOT" and versions.NEEDS_TO_BOOL:  # 3.13: `not` reads an exact bool
+            cg.append(Instr("TO_BOOL", lineno=lineno))
+        cg.append(Instr(name, inst.arg, lineno=lineno) if inst.require_arg() else
                   Instr(name, lineno=lineno))
-        if inst.opcode < _dis.HAVE_ARGUMENT:  # STORE_SUBSCR, UNARY_NOT: no oparg allowed
+        if not inst.require_arg():  # STORE_SUBSCR, UNARY_NOT: no oparg allowed
             effect = _dis.stack_effect(inst.opcode)
         else:
             effect = _dis.stack_effect(inst.opcode, inst.arg if isinstance(inst.arg, int) else
                                        _oparg(inst), jump=False)
-        pushed = 0 if name in ("STORE_ATTR", "STORE_GLOBAL", "STORE_SUBSCR") else 1
+        pushed = 0 if name in ("STORE_ATTR", "STORE_GLOBAL", "STORE_SUBSCR", "STORE_SLICE") \
+            else 1
         resume_at(brk.index + 1, n_stack + effect, pushed)
 
 

@@ -1,11 +1,11 @@
 """The symbolic bytecode interpreter (``torch/_dynamo/symbolic_convert.py``).
 
-``InstructionTranslator`` executes a function's CPython 3.11 bytecode *symbolically*: its stack
-and locals hold ``VariableTracker``s instead of values.  Each opcode has one handler method,
-named after it and found with ``getattr`` (byterun's habit); an opcode without a handler is
-``Unsupported``, by name.  The handlers live in ``opcodes.py``, grouped by family; this file
-holds the interpreter loop, the frame being compiled (and its graph breaks) and the inlined
-callees.
+``InstructionTranslator`` executes a function's CPython bytecode (3.11 to 3.13) *symbolically*:
+its stack and locals hold ``VariableTracker``s instead of values. Each opcode has one handler
+method, named after it and found with ``getattr`` (byterun's habit); an opcode without a
+handler is ``Unsupported``, by name. The handlers live in ``opcodes.py``, grouped by family;
+this file holds the interpreter loop, the frame being compiled (and its graph breaks) and the
+inlined callees.
 
 Python-level work (arithmetic on constants, building lists, unrolling ``for`` loops, inlining
 calls) happens *in the tracer*; tensor work becomes nodes in the shared ``OutputGraph``.  A
@@ -15,8 +15,8 @@ Calling a generator function (a generator expression, too) makes an
 ``InliningGeneratorInstructionTranslator`` that runs *lazily*: each ``next`` from its consumer
 resumes the generator's bytecode until its next ``YIELD_VALUE``, as CPython would.
 
-Instructions are read with the ``bytecode`` library; everything that differs between CPython
-versions is in ``_instructions`` and in the opcode handlers (``opcodes.py``).
+Instructions are read with the ``bytecode`` library; what differs between CPython versions is
+in one table, ``bytecode_versions``, which the opcode handlers (``opcodes.py``) consult.
 """
 
 from __future__ import annotations
@@ -69,22 +69,39 @@ def _instructions(code: types.CodeType):
 
 def _handler_covered(code: types.CodeType) -> frozenset:
     """Indices of the instructions an exception-table entry covers: ``try`` bodies, ``with``
-    bodies and handlers.  (Indices count real instructions, as ``_instructions`` does.)"""
+    bodies and handlers (3.12+: inlined comprehensions too).  (Indices count real
+    instructions, as ``_instructions`` does.)"""
+    return frozenset(_exception_edges(code))
+
+
+_EDGES_CACHE: dict = {}
+
+
+def _exception_edges(code: types.CodeType) -> dict:
+    """``{index of a covered instruction: index of its handler}`` from the exception table."""
+    hit = _EDGES_CACHE.get(code)
+    if hit is not None:
+        return hit
     import dis
 
     entries = dis.Bytecode(code).exception_entries
-    if not entries:
-        return frozenset()
-    covered, n, start = set(), 0, None
+    edges, index_of, n, start = {}, {}, 0, None
+    offsets = []
     for ins in dis.get_instructions(code):
         if ins.opname == "EXTENDED_ARG":  # belongs to the instruction it extends
             start = ins.offset if start is None else start
             continue
         offset = ins.offset if start is None else start
-        if any(e.start <= offset < e.end for e in entries):
-            covered.add(n)
+        offsets.append(offset)
+        index_of[offset] = n
         n, start = n + 1, None
-    return frozenset(covered)
+    for k, offset in enumerate(offsets):
+        for e in entries:
+            if e.start <= offset < e.end:
+                edges[k] = index_of.get(e.target, k)
+                break
+    _EDGES_CACHE[code] = edges
+    return edges
 
 
 class InstructionTranslatorBase(OpcodeHandlers):
@@ -208,7 +225,10 @@ _BREAKABLE = {"CALL", "CALL_FUNCTION_EX", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_
               "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_TRUE",
               "POP_JUMP_IF_FALSE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
               "STORE_ATTR", "STORE_GLOBAL", "STORE_SUBSCR", "FORMAT_VALUE", "BINARY_SUBSCR",
-              "UNARY_NOT", "COMPARE_OP", "CONTAINS_OP", "BINARY_OP"}
+              "UNARY_NOT", "COMPARE_OP", "CONTAINS_OP", "BINARY_OP",
+              # 3.12+ / 3.13 spellings of the same operations
+              "CALL_KW", "BINARY_SLICE", "STORE_SLICE", "CONVERT_VALUE", "FORMAT_SIMPLE",
+              "FORMAT_WITH_SPEC"}
 
 
 @dataclass
@@ -240,11 +260,21 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.allow_breaks = allow_breaks
         self.break_at = break_at or {}  # instruction index -> Unsupported (after a restart)
         self.graph_break: GraphBreak | None = None
+        # loops: backward jumps on the normal path (3.12+ `with` handlers, reached only through
+        # the exception table, jump back to the code after the block: not a loop)
+        normal = _reachable(self.insts, self.labels, 0)
         self._loops = [(self.labels[i.arg], k) for k, i in enumerate(self.insts)
-                       if "BACKWARD" in i.name and i.arg in self.labels]
+                       if "BACKWARD" in i.name and i.arg in self.labels and k in normal]
 
     def in_loop(self, index: int) -> bool:
         return any(start <= index <= end for start, end in self._loops)
+
+    def in_comprehension(self, index: int) -> bool:
+        """Inside the loop of an inlined comprehension (3.12+: ``LOAD_FAST_AND_CLEAR`` saves
+        its loop variable just before the loop starts)?"""
+        return any(start <= index <= end and any(
+            i.name == "LOAD_FAST_AND_CLEAR" for i in self.insts[max(0, start - 5):start])
+            for start, end in self._loops)
 
     def run(self):
         while not self.returned:
@@ -271,7 +301,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         ``e`` (the whole frame then runs eagerly with that reason, as torch skips the frame)."""
         if not self.allow_breaks or inst.name not in _BREAKABLE:
             return False
-        if self.in_loop(index):
+        if self.in_loop(index) and self.in_comprehension(index):
+            where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
+        elif self.in_loop(index):
             where = "inside a loop"  # a resume function cannot re-enter a half-run loop
         elif any(isinstance(v, WithExitFunctionVariable) for v in stack):
             where = "inside a `with` block"
@@ -292,10 +324,13 @@ class InstructionTranslator(InstructionTranslatorBase):
                                                if c not in self.code.co_varnames]
         bound = [n for n in names if not n.startswith("___stack") and (
             n in self.symbolic_locals or n in self.f_locals)]
-        if target is None or self.code.co_exceptiontable:
-            return bound  # handlers may read anything: keep every bound local
-        read = _reachable_reads(self.insts, self.labels, target)
+        if target is None:
+            return bound
+        read = _reachable_reads(self.insts, self.labels, target, _exception_edges(self.code))
         return [n for n in bound if n in read]
+
+    def is_bound_argument(self, name: str) -> bool:
+        return name in self.f_locals
 
     def materialize_local(self, name: str) -> None:
         # arguments become trackers (and guards) only when the code first reads them
@@ -311,32 +346,48 @@ class InstructionTranslator(InstructionTranslatorBase):
             self.closure_cells[name] = ValueCell(vt)
         return super().deref(name)
 
-    def LOAD_CLOSURE(self, inst):
-        name = inst.arg.name
+    def push_closure_cell(self, name: str) -> None:
         if name in self.frame_closure and name not in self.closure_cells:
             vt = VariableBuilder(self, FreeVarSource(name))(self.frame_closure[name])
             self.closure_cells[name] = ValueCell(vt)
         if name not in self.closure_cells and name not in self.symbolic_locals:
             self.materialize_local(name)
-        super().LOAD_CLOSURE(inst)
+        super().push_closure_cell(name)
 
 
 _UNCONDITIONAL = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
                   "JUMP_ABSOLUTE"}
-_TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
+_TERMINAL = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
+# instructions that read locals (3.13's fused pairs name two: (first, second))
+_READS = {"LOAD_FAST": (0,), "LOAD_DEREF": (0,), "LOAD_CLOSURE": (0,), "DELETE_FAST": (0,),
+          "LOAD_FAST_CHECK": (0,), "LOAD_FAST_AND_CLEAR": (0,), "LOAD_FAST_LOAD_FAST": (0, 1),
+          "STORE_FAST_LOAD_FAST": (1,)}
 
 
-def _reachable_reads(insts, labels, start: int) -> set:
-    """Every local name read by an instruction reachable from ``start``."""
-    seen, todo, read = set(), [start], set()
+def _reachable_reads(insts, labels, start: int, handlers: dict) -> set:
+    """Every local name read by an instruction reachable from ``start`` (through exception
+    handlers too: ``handlers`` maps a covered instruction to its handler)."""
+    read = set()
+    for i in _reachable(insts, labels, start, handlers):
+        ins = insts[i]
+        if ins.name in _READS:
+            names = ins.arg if isinstance(ins.arg, tuple) else (ins.arg,)
+            read.update(getattr(names[k], "name", names[k]) for k in _READS[ins.name])
+    return read
+
+
+def _reachable(insts, labels, start: int, handlers: dict | None = None) -> set:
+    """Indices of the instructions reachable from ``start`` along jumps and fall-through (and
+    exception-table edges, if ``handlers`` are given)."""
+    seen, todo = set(), [start]
     while todo:
         i = todo.pop()
         if i in seen or i >= len(insts):
             continue
         seen.add(i)
+        if handlers and i in handlers:
+            todo.append(handlers[i])
         ins = insts[i]
-        if ins.name in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST"):
-            read.add(getattr(ins.arg, "name", ins.arg))
         if ins.name in _TERMINAL:
             continue
         target = labels.get(ins.arg) if isinstance(ins.arg, Label) else None
@@ -344,7 +395,7 @@ def _reachable_reads(insts, labels, start: int) -> set:
             todo.append(i + 1)
         if target is not None:
             todo.append(target)
-    return read
+    return seen
 
 
 class InliningInstructionTranslator(InstructionTranslatorBase):

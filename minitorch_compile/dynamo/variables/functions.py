@@ -54,6 +54,22 @@ class FrameCell:
         self.tx.symbolic_locals[self.name] = vt
 
 
+class LocalCell:
+    """A cell made while tracing (3.12+'s MAKE_CELL inside an inlined comprehension)."""
+
+    def __init__(self, name: str):
+        self.name, self.vt = name, None
+
+    def get(self):
+        if self.vt is None:
+            unimplemented(f"NameError: free variable {self.name!r} referenced before "
+                          "assignment")
+        return self.vt
+
+    def set(self, vt) -> None:
+        self.vt = vt
+
+
 def bind_args(tx, fn_obj, args, kwargs, default_vt) -> dict:
     """Bind tracker arguments to ``fn_obj``'s parameters; defaults via ``default_vt(kind, i)``."""
     sig = inspect.signature(fn_obj)

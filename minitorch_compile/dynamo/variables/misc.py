@@ -26,6 +26,30 @@ class NullVariable(VariableTracker):
         return "NULL"
 
 
+class SavedCellVariable(VariableTracker):
+    """What ``LOAD_FAST_AND_CLEAR`` of a cell variable saves (3.12+): the cell the name had
+    before the comprehension — the STORE_FAST after the loop puts it back."""
+
+    def __init__(self, name, cell, local, plain: bool):
+        super().__init__()
+        self.name, self.cell, self.local, self.plain = name, cell, local, plain
+
+    def restore(self, tx) -> None:
+        for table, value in ((tx.closure_cells, self.cell), (tx.symbolic_locals, self.local)):
+            if value is None:
+                table.pop(self.name, None)
+            else:
+                table[self.name] = value
+        plain = tx.__dict__.setdefault("plain_slots", set())
+        if self.plain:
+            plain.add(self.name)
+        else:
+            plain.discard(self.name)
+
+    def reconstruct(self, codegen) -> None:
+        unimplemented("a saved comprehension cell cannot be rebuilt in bytecode")
+
+
 class GetAttrVariable(VariableTracker):
     """``obj.name`` not yet called: calling it is ``obj.call_method(name, ...)``."""
 
