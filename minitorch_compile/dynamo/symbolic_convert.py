@@ -104,6 +104,30 @@ def _exception_edges(code: types.CodeType) -> dict:
     return edges
 
 
+def _is_with_handler(insts, k: int) -> bool:
+    """Is instruction ``k`` the start of a ``with`` block's cleanup (``PUSH_EXC_INFO;
+    WITH_EXCEPT_START``), not an ``except``/``finally``?"""
+    return k + 1 < len(insts) and insts[k].name == "PUSH_EXC_INFO" and \
+        insts[k + 1].name == "WITH_EXCEPT_START"
+
+
+def _in_try(insts, edges: dict, index: int) -> bool:
+    """Is ``index`` inside a ``try`` (or an ``except``/``finally`` body) — through however many
+    ``with`` blocks?  A ``with`` block's cleanup is itself covered by the handler of what
+    encloses the block (its ``COPY 3; POP_EXCEPT; RERAISE`` by the enclosing ``try``'s)."""
+    seen = set()
+    k = edges.get(index)
+    while k is not None and k not in seen:
+        seen.add(k)
+        if not _is_with_handler(insts, k):
+            return True
+        cleanup = edges.get(k + 1)  # WITH_EXCEPT_START's own handler: the cleanup block
+        if cleanup is None:
+            return False
+        k = edges.get(cleanup)
+    return False
+
+
 class InstructionTranslatorBase(OpcodeHandlers):
     def __init__(self, code, f_globals, symbolic_locals, output, closure_cells, depth=0):
         self.code = code
@@ -305,12 +329,10 @@ class InstructionTranslator(InstructionTranslatorBase):
             where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
         elif self.in_loop(index):
             where = "inside a loop"  # a resume function cannot re-enter a half-run loop
-        elif any(isinstance(v, WithExitFunctionVariable) for v in stack):
-            where = "inside a `with` block"
-        elif index in _handler_covered(self.code):
+        elif _in_try(self.insts, _exception_edges(self.code), index):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
-        else:
+        else:  # grad-mode `with` blocks are entered again by the resume function (torch too)
             return True
         e.reason += f" (a graph break {where} is not supported: the frame runs eagerly)"
         e.args = (e._message(),)
