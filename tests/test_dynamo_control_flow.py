@@ -1,0 +1,413 @@
+"""Dynamo: control flow across graph breaks — `with` blocks, loops, `try`, `and`/`or` chains,
+live iterators and explain()'s counts, decided as torch 2.13 decides them.
+
+Each program is written once against a module called ``lib`` (``minitorch_compile`` here,
+``torch`` in the comparison at the bottom).  ``PROGRAMS[name] = (source, make_args, counts)``
+where ``counts = (graphs, explain graph_count, graph_break_count, len(break_reasons))`` —
+the figures torch 2.13 gives (measured with the installed torch; the comparison test checks
+them again wherever torch is installed).  Each program runs compiled vs eager (values, grads,
+printed output, grad mode after the call) and a second round of calls compiles nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dis
+import io
+import textwrap
+
+import pytest
+
+import minitorch_compile as mtc
+
+from .dynamo_utils import CountingBackend, assert_same
+
+_WITH = """
+def f(x):
+    y = x * 2
+    with lib.no_grad():
+        z = y + 1
+        print("inside")
+        w = z * 3
+    return w + y
+"""
+_WITH_NESTED = """
+def f(x):
+    y = x * 2
+    with lib.no_grad():
+        z = y + 1
+        with lib.enable_grad():
+            u = z * y
+            print("inner")
+            u = u + 1
+        w = z * 3 + u
+    return w + y
+"""
+_WITH_SET = """
+def f(x, b):
+    with lib.set_grad_enabled(b):
+        z = x + 1
+        print("inside")
+        w = z * 3
+    return w
+"""
+_WITH_BRANCH = """
+def f(x):
+    with lib.no_grad():
+        y = x.cos()
+        if y.sum() > 0:
+            y = y * 2
+        z = y + 1
+    return z * x
+"""
+_WITH_TWO_BREAKS = """
+def f(x):
+    with lib.no_grad():
+        y = x + 1
+        print("one")
+        y = y * 2
+        print("two")
+        y = y - 1
+    return y * x
+"""
+_WITH_CLOSURE = """
+def make():
+    scale = 3.0
+    def f(x):
+        with lib.no_grad():
+            y = x * scale
+            print("inside")
+        return y + x * scale
+    return f
+f = make()
+"""
+_WITH_AFTER_LOOP = """
+def f(x):
+    for i in range(2):
+        x = x + i
+    with lib.no_grad():
+        y = x.sin()
+        print("after the loop")
+    return x * y
+"""
+_LOOP_IF = """
+def f(x):
+    for i in range(3):
+        x = x + 1
+        if x.sum() > 0:
+            x = x * 2
+    return x
+"""
+_WHILE_IF = """
+def f(x):
+    i = 0
+    while i < 3:
+        x = x + 1
+        if x.sum() > 0:
+            x = x * 2
+        i += 1
+    return x
+"""
+_LOOP_PRINT = """
+def f(x):
+    for i in range(3):
+        x = x + 1
+        print(i)
+    return x
+"""
+_ENUM_LOOP_PRINT = """
+def f(x, lst):
+    for i, a in enumerate(lst):
+        x = x + a
+        print(i)
+    return x
+"""
+_TRY_PRINT = """
+def f(x):
+    try:
+        y = x + 1
+        print("inside")
+        y = y * 2
+    except ValueError:
+        y = x
+    return y
+"""
+_TRY_FINALLY = """
+def f(x):
+    try:
+        y = x + 1
+    finally:
+        z = 2
+    return y * z
+"""
+_TRY_FINALLY_PRINT = """
+def f(x):
+    try:
+        y = x + 1
+        print("inside")
+    finally:
+        y = y * 2
+    return y
+"""
+_WITH_IN_TRY = """
+def f(x):
+    try:
+        with lib.no_grad():
+            y = x + 1
+            print("inside")
+    except ValueError:
+        y = x
+    return y * 2
+"""
+_AND_OR = """
+def f(x):
+    if (x.sum() > 0) and (x.max() < 5) or (x.min() > 2):
+        return x + 1
+    return x - 1
+"""
+_INLINED = """
+def g(x):
+    y = x + 1
+    print("in g")
+    return y * 2
+def f(x):
+    return g(x * 3) - 1
+"""
+_NO_BREAK = """
+def f(x):
+    return x + 1
+"""
+_BREAK_AFTER_LOOP = """
+def f(x):
+    for i in range(3):
+        x = x + i
+    print("done")
+    return x * 2
+"""
+_LIVE_ITER = """
+def f(x):
+    it = iter([1, 2, 3])
+    x = x + next(it)
+    print("between")
+    return x * next(it)
+"""
+_LIVE_ZIP = """
+def f(x):
+    it = zip(range(3), [4, 5, 6])
+    a = next(it)
+    x = x + a[1]
+    print("between")
+    b = next(it)
+    return x * b[1]
+"""
+_LIVE_ENUM_TENSORS = """
+def f(x):
+    it = enumerate([x * 2, x * 3])
+    i, a = next(it)
+    print("between")
+    j, b = next(it)
+    return a + b * j
+"""
+
+
+def _rg(lib, *shape):
+    return (lib.arange(1, 1 + 3 * 2, dtype=lib.float32)[:3].reshape(*shape) * 0.5
+            ).requires_grad_(True) if shape == (3,) else lib.ones(*shape).requires_grad_(True)
+
+
+def _x(lib):
+    return lib.tensor([0.5, 1.0, 1.5]).requires_grad_(True)
+
+
+def _neg(lib):
+    return lib.tensor([-2.0, -1.0, -0.5]).requires_grad_(True)
+
+
+# name: (source, args(lib), torch 2.13's counts: graphs, graph_count, graph_break_count, reasons)
+PROGRAMS = {
+    "with_no_grad": (_WITH, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "with_nested": (_WITH_NESTED, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "with_set_grad_enabled": (_WITH_SET, lambda lib: (_x(lib), False), (2, 2, 1, 1)),
+    "with_branch_pos": (_WITH_BRANCH, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "with_branch_neg": (_WITH_BRANCH, lambda lib: (lib.tensor([3.0, 3.0]),), (2, 2, 1, 1)),
+    "with_two_breaks": (_WITH_TWO_BREAKS, lambda lib: (_x(lib),), (3, 3, 2, 2)),
+    "with_closure": (_WITH_CLOSURE, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "with_after_loop": (_WITH_AFTER_LOOP, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "with_in_try": (_WITH_IN_TRY, lambda lib: (_x(lib),), (0, 0, -1, 0)),
+    "loop_if": (_LOOP_IF, lambda lib: (_x(lib),), (0, 0, -1, 0)),
+    "while_if": (_WHILE_IF, lambda lib: (_x(lib),), (0, 0, -1, 0)),
+    "loop_print": (_LOOP_PRINT, lambda lib: (_x(lib),), (0, 0, -1, 0)),
+    "enumerate_loop_print": (_ENUM_LOOP_PRINT, lambda lib: (_x(lib), [1.0, 2.0]), (0, 0, -1, 0)),
+    "try_print": (_TRY_PRINT, lambda lib: (_x(lib),), (0, 0, -1, 0)),
+    "try_finally": (_TRY_FINALLY, lambda lib: (_x(lib),), (1, 1, 0, 0)),
+    "try_finally_print": (_TRY_FINALLY_PRINT, lambda lib: (_x(lib),), (0, 0, -1, 0)),
+    "and_or_pos": (_AND_OR, lambda lib: (_x(lib),), (3, 3, 2, 2)),
+    "and_or_neg": (_AND_OR, lambda lib: (_neg(lib),), (3, 3, 2, 2)),
+    "inlined_break": (_INLINED, lambda lib: (_x(lib),), (4, 4, 3, 2)),
+    "no_break": (_NO_BREAK, lambda lib: (_x(lib),), (1, 1, 0, 0)),
+    "break_after_loop": (_BREAK_AFTER_LOOP, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "live_list_iterator": (_LIVE_ITER, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "live_zip": (_LIVE_ZIP, lambda lib: (_x(lib),), (2, 2, 1, 1)),
+    "live_enumerate_of_tensors": (_LIVE_ENUM_TENSORS, lambda lib: (_x(lib),), (0, 0, -1, 0)),
+}
+# where mtc still differs from torch 2.13 (name: mtc's counts); see docs/graph_breaks.md
+MTC_DIFFERS = {
+    # torch builds the rebuilt iterator argument as a ListIteratorVariable (no break at
+    # next()); mtc breaks again at the next(): the same graphs, one more break reason
+    "live_list_iterator": (2, 2, 1, 2),
+    "live_zip": (2, 2, 1, 2),
+    # torch 2.13 runs this frame eagerly; mtc rebuilds iter((x * 3,)) from the graph's output
+    "live_enumerate_of_tensors": (2, 2, 1, 2),
+}
+
+
+def _load(name, lib):
+    src, make_args, _ = PROGRAMS[name]
+    ns = {"lib": lib}
+    exec(compile(textwrap.dedent(src), f"<program {name}>", "exec"), ns)
+    return ns["f"], make_args
+
+
+def _run(fn, args):
+    """(result or exception type, printed output, grad mode after the call)."""
+    out = io.StringIO()
+    mode = mtc.is_grad_enabled()
+    with contextlib.redirect_stdout(out):
+        try:
+            result = fn(*args)
+        except Exception as e:  # noqa: BLE001 - the same exception eager raises
+            result = type(e)
+    after = mtc.is_grad_enabled()
+    mtc.set_grad_enabled(mode)
+    return result, out.getvalue(), after
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    mtc.dynamo.reset()
+    yield
+    mtc.dynamo.reset()
+
+
+def _counts(name):
+    return MTC_DIFFERS.get(name, PROGRAMS[name][2])
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_compiled_vs_eager_with_torchs_counts(name):
+    fn, make_args = _load(name, mtc)
+    graphs, graph_count, break_count, reasons = _counts(name)
+    cb = CountingBackend()
+    compiled = mtc.compile(fn, backend=cb)
+    for _ in range(2):  # the second round compiles nothing
+        expected, eager_out, eager_mode = _run(fn, make_args(mtc))
+        actual, out, mode = _run(compiled, make_args(mtc))
+        assert out == eager_out and mode == eager_mode
+        assert_same(actual, expected)
+        assert cb.frame_count == graphs
+    report = mtc.dynamo.explain(fn)(*make_args(mtc))
+    assert (report.graph_count, report.graph_break_count, len(report.break_reasons)) == \
+        (graph_count, break_count, reasons), [r.reason for r in report.break_reasons]
+
+
+def test_grads_through_a_break_inside_no_grad_match_eager():
+    fn, make_args = _load("with_nested", mtc)
+    compiled = mtc.compile(fn, backend=CountingBackend())
+    grads = []
+    for f in (fn, compiled):
+        (x,) = make_args(mtc)
+        with contextlib.redirect_stdout(io.StringIO()):
+            f(x).sum().backward()
+        grads.append(x.grad)
+    assert_same(grads[1], grads[0])
+
+
+def test_the_resume_function_enters_the_with_block_again():
+    fn, make_args = _load("with_nested", mtc)
+    with contextlib.redirect_stdout(io.StringIO()):
+        mtc.compile(fn, backend=CountingBackend())(*make_args(mtc))
+    (entry,) = mtc.dynamo.cache_entries(fn)
+    (code,) = entry.resume_functions.values()
+    ops = [i.opname for i in dis.get_instructions(code)]
+    # two blocks open at the break: the prologue enters both again, outer first
+    assert ops.index("BEFORE_WITH") < ops.index("JUMP_FORWARD")
+    assert ops[:ops.index("JUMP_FORWARD")].count("BEFORE_WITH") == 2
+
+
+def _raise_inside(x):
+    raise ValueError(f"bad {x.shape}")
+
+
+def test_an_exception_at_the_break_inside_no_grad_restores_grad_mode():
+    def f(x):
+        y = x * 2
+        with mtc.no_grad():
+            z = _raise_inside(y)
+        return z
+
+    compiled = mtc.compile(f, backend=CountingBackend())
+    for g in (f, compiled):
+        assert mtc.is_grad_enabled()
+        with pytest.raises(ValueError, match="bad"):
+            g(mtc.ones(3))
+        assert mtc.is_grad_enabled()  # the block's __exit__ ran (the generated try's handler)
+
+
+def test_a_with_block_break_under_dynamic_shapes_compiles_as_the_same_break_without_it():
+    fn, _ = _load("with_no_grad", mtc)
+    plain = _load("break_after_loop", mtc)[0]
+    counts = []
+    for g in (fn, plain):
+        cb = CountingBackend()
+        compiled = mtc.compile(g, backend=cb, dynamic=True)
+        for n in (3, 5, 7):
+            x = mtc.arange(n, dtype=mtc.float32)
+            expected, eager_out, _ = _run(g, (x,))
+            actual, out, _ = _run(compiled, (x,))
+            assert out == eager_out
+            assert_same(actual, expected)
+        counts.append(cb.frame_count)
+    assert counts[0] == counts[1]  # re-entering the block costs no recompile
+
+
+def test_an_iterator_under_two_names_at_a_break_is_not_rebuilt_twice():
+    def f(x):
+        it = iter([1, 2, 3])
+        same = it
+        x = x + next(it)
+        print("between")
+        return x * next(same) + next(it)
+
+    expected, eager_out, _ = _run(f, (mtc.ones(2),))
+    actual, out, _ = _run(mtc.compile(f, backend=CountingBackend()), (mtc.ones(2),))
+    assert out == eager_out
+    assert_same(actual, expected)
+
+
+# ------------------------------------------------------------------------ against torch
+def _torch_counts(name, torch):
+    fn, make_args = _load(name, torch)
+
+    class Counter:
+        n = 0
+
+        def __call__(self, gm, example_inputs):
+            Counter.n += 1
+            return gm.forward
+
+    torch._dynamo.reset()
+    with contextlib.redirect_stdout(io.StringIO()):
+        compiled = torch.compile(fn, backend=Counter(), dynamic=False)
+        compiled(*make_args(torch))
+        compiled(*make_args(torch))
+        torch._dynamo.reset()
+        report = torch._dynamo.explain(fn)(*make_args(torch))
+    torch._dynamo.reset()
+    return (Counter.n, report.graph_count, report.graph_break_count, len(report.break_reasons))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_counts_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    assert _torch_counts(name, torch) == PROGRAMS[name][2]
