@@ -127,6 +127,8 @@ class PyCodegen:
             self.binary_subscr()
         elif vt.source is not None:
             vt.source.reconstruct(self)
+        elif vt.proxy.op == "placeholder" and vt.proxy.meta.get("grapharg") is not None:
+            vt.proxy.meta["grapharg"].reconstruct(self)  # a dynamic int input: from its source
         else:
             unimplemented("a tensor with neither a graph output nor a source")
 

@@ -293,6 +293,19 @@ class InstructionTranslator(InstructionTranslatorBase):
     def in_loop(self, index: int) -> bool:
         return any(start <= index <= end for start, end in self._loops)
 
+    def has_backedge(self, index: int) -> bool:
+        """torch's ``has_backedge``: reading on from the instruction after ``index``, is there
+        a backward jump before a ``return``?  A break in a loop body that returns before the
+        loop goes round (``if cond: return x``) is allowed — its resume functions continue the
+        loop with the live iterator rebuilt — any other break inside a loop skips the frame."""
+        for k in range(index + 1, len(self.insts)):
+            ins = self.insts[k]
+            if ins.name in ("RETURN_VALUE", "RETURN_CONST"):
+                return False
+            if isinstance(ins.arg, Label) and self.labels.get(ins.arg, k + 1) < index:
+                return True
+        return False
+
     def in_comprehension(self, index: int) -> bool:
         """Inside the loop of an inlined comprehension (3.12+: ``LOAD_FAST_AND_CLEAR`` saves
         its loop variable just before the loop starts)?"""
@@ -327,8 +340,8 @@ class InstructionTranslator(InstructionTranslatorBase):
             return False
         if self.in_loop(index) and self.in_comprehension(index):
             where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
-        elif self.in_loop(index):
-            where = "inside a loop"  # a resume function cannot re-enter a half-run loop
+        elif self.has_backedge(index):
+            where = "inside a loop"  # torch skips such a frame too
         elif _in_try(self.insts, _exception_edges(self.code), index):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"

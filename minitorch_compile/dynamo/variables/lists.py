@@ -246,9 +246,9 @@ class ListIteratorVariable(VariableTracker):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen) -> None:
-        """Live at a graph break: rebuilt at its position, ``iter((rest...))``, as torch's
-        ``ListIteratorVariable.reconstruct`` (a ``range``/``zip``/``enumerate`` iterator
-        becomes a tuple iterator over what it had left to give)."""
+        """Live at a graph break: rebuilt at its position as a ``RebuiltIterator`` over what it
+        had left to give (torch's ``ListIteratorVariable.reconstruct`` builds a tuple
+        iterator), which the resume function's tracer follows again."""
         if type(self) is not ListIteratorVariable:
             super().reconstruct(codegen)
             return
@@ -256,10 +256,14 @@ class ListIteratorVariable(VariableTracker):
         if id(self) in rebuilt:  # two names for one iterator: two copies would diverge
             unimplemented("an iterator live at a graph break under two names")
         rebuilt.add(id(self))
+        from ..source import RebuiltIterator
+
         rest = self.items[self.index:]
+        codegen.load_global_object("___rebuilt_iterator", RebuiltIterator)
         for item in rest:
             item.reconstruct(codegen)
-        codegen.append(Instr("BUILD_TUPLE", len(rest)), Instr("GET_ITER"))
+        codegen.append(Instr("BUILD_TUPLE", len(rest)))
+        codegen.call(1)
 
     def __repr__(self) -> str:
         return f"ListIteratorVariable({len(self.items) - self.index} left)"
