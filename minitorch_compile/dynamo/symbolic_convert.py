@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import bytecode
 from bytecode import Bytecode, Label
 
-from .exc import RestartAnalysis, Unsupported, unimplemented
+from .exc import ObservedException, RestartAnalysis, Unsupported, unimplemented
+from .exception_handling import ExceptionOpcodes, call_exception_class
 from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
 from .variables.builder import VariableBuilder
@@ -128,7 +129,7 @@ def _in_try(insts, edges: dict, index: int) -> bool:
     return False
 
 
-class InstructionTranslatorBase(OpcodeHandlers):
+class InstructionTranslatorBase(ExceptionOpcodes, OpcodeHandlers):
     def __init__(self, code, f_globals, symbolic_locals, output, closure_cells, depth=0):
         self.code = code
         self.f_globals = f_globals
@@ -174,7 +175,11 @@ class InstructionTranslatorBase(OpcodeHandlers):
         handler = getattr(self, inst.name, None)
         if handler is None:
             unimplemented(f"opcode {inst.name} is not supported")
-        handler(inst)
+        try:
+            handler(inst)
+        except ObservedException as e:  # the user's code raised: unwind to its handler
+            if not self.handle_observed(e):
+                raise
 
     def current_user_line(self) -> str:
         inst = self.current_instr
@@ -220,6 +225,9 @@ class InstructionTranslatorBase(OpcodeHandlers):
     def call_function(self, fn, args, kwargs):
         if isinstance(fn, NullVariable):
             unimplemented("calling NULL")
+        exc = call_exception_class(fn, list(args), dict(kwargs))
+        if exc is not None:  # ValueError("bad"): an exception to raise (or not), traced
+            return exc
         return fn.call_function(self, list(args), dict(kwargs))
 
     def inline_user_function_return(self, fn_vt, args, kwargs):
@@ -336,7 +344,8 @@ class InstructionTranslator(InstructionTranslatorBase):
     def _can_break(self, inst, index, stack, e: Unsupported) -> bool:
         """Can the graph break at ``inst``?  If not, and only the place is to blame, say so in
         ``e`` (the whole frame then runs eagerly with that reason, as torch skips the frame)."""
-        if not self.allow_breaks or inst.name not in _BREAKABLE:
+        if not self.allow_breaks or inst.name not in _BREAKABLE or \
+                isinstance(e, ObservedException):  # uncaught: the frame runs eagerly (torch)
             return False
         if self.in_loop(index) and self.in_comprehension(index):
             where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
