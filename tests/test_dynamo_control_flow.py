@@ -626,3 +626,37 @@ def test_counts_are_torchs(name):
     torch = pytest.importorskip("torch")
     counts = _torch_counts(name, torch)
     assert counts == _torch_expected(name)[:len(counts)]
+
+
+def test_an_exception_made_while_tracing_and_returned_is_rebuilt():
+    def f(x):
+        e = ValueError("bad", 3)
+        return x + 1, e
+
+    cb = CountingBackend()
+    out, err = mtc.compile(f, backend=cb)(mtc.ones(2))
+    assert type(err) is ValueError and err.args == ("bad", 3)
+    assert_same(out, mtc.ones(2) + 1)
+    assert cb.frame_count == 1 and not mtc.dynamo.cache_entries(f)[0].is_eager
+
+
+def test_an_uncaught_user_exception_hands_no_graph_to_the_backend_and_compiles_once():
+    def check(x):
+        if x.shape[0] != 4:
+            raise ValueError(f"need 4 rows, got {x.shape[0]}")
+
+    def f(x):
+        y = x * 2
+        check(y)
+        return y + 1
+
+    cb = CountingBackend()
+    compiled = mtc.compile(f, backend=cb)
+    for _ in range(3):
+        with pytest.raises(ValueError, match="need 4 rows, got 3"):
+            compiled(mtc.ones(3))
+    (entry,) = mtc.dynamo.cache_entries(f)
+    assert entry.is_eager and cb.frame_count == 0
+    assert "ValueError raised inside traced code" in entry.reason
+    assert_same(compiled(mtc.ones(4)), f(mtc.ones(4)))  # another shape: compiled
+    assert cb.frame_count == 1

@@ -72,6 +72,15 @@ class ExceptionVariable(VariableTracker):
             return TupleVariable(list(self.args))
         unimplemented(f"attribute {name} of a {self.exc_type.__name__} raised in traced code")
 
+    def reconstruct(self, codegen) -> None:
+        """An exception made while tracing and still live (returned, or at a break): built
+        again by calling its class on its arguments."""
+        codegen.load_global_object(f"___exc_{self.exc_type.__name__}_{id(self.exc_type)}",
+                                   self.exc_type)
+        for arg in self.args:
+            arg.reconstruct(codegen)
+        codegen.call(len(self.args))
+
     def __repr__(self) -> str:
         return f"ExceptionVariable({self.exc_type.__name__})"
 
