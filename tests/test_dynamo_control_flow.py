@@ -660,3 +660,18 @@ def test_an_uncaught_user_exception_hands_no_graph_to_the_backend_and_compiles_o
     assert "ValueError raised inside traced code" in entry.reason
     assert_same(compiled(mtc.ones(4)), f(mtc.ones(4)))  # another shape: compiled
     assert cb.frame_count == 1
+
+
+def test_a_break_with_a_generator_live_runs_the_frame_eagerly_without_compiling():
+    def f(x):
+        for v in (x * k for k in range(3)):
+            if v.sum() > 100:
+                return v
+        return x
+
+    cb = CountingBackend()
+    assert_same(mtc.compile(f, backend=cb)(mtc.ones(2)), f(mtc.ones(2)))
+    (entry,) = mtc.dynamo.cache_entries(f)
+    # torch 2.13 compiles 3 graphs here; mtc cannot rebuild the generator for a resume function
+    assert entry.is_eager and cb.frame_count == 0
+    assert "generator live on the stack" in entry.reason

@@ -351,6 +351,8 @@ class InstructionTranslator(InstructionTranslatorBase):
             where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
         elif self.has_backedge(index):
             where = "inside a loop"  # torch skips such a frame too
+        elif any(isinstance(v, GeneratorVariable) for v in stack):
+            where = "with a generator live on the stack"  # it cannot be rebuilt for a resume
         elif _in_try(self.insts, _exception_edges(self.code), index):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
