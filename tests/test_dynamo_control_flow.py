@@ -674,4 +674,6 @@ def test_a_break_with_a_generator_live_runs_the_frame_eagerly_without_compiling(
     (entry,) = mtc.dynamo.cache_entries(f)
     # torch 2.13 compiles 3 graphs here; mtc cannot rebuild the generator for a resume function
     assert entry.is_eager and cb.frame_count == 0
-    assert "generator live on the stack" in entry.reason
+    # (3.12+ lays the loop out with the backward jump first: skipped as a loop, as torch)
+    where = "generator live on the stack" if sys.version_info < (3, 12) else "inside a loop"
+    assert where in entry.reason

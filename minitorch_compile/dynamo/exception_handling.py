@@ -56,6 +56,30 @@ def exception_entries(code: types.CodeType) -> dict:
     return out
 
 
+def _is_with_handler(insts, k: int) -> bool:
+    """Is instruction ``k`` the start of a ``with`` block's cleanup (``PUSH_EXC_INFO;
+    WITH_EXCEPT_START``), not an ``except``/``finally``?"""
+    return k + 1 < len(insts) and insts[k].name == "PUSH_EXC_INFO" and \
+        insts[k + 1].name == "WITH_EXCEPT_START"
+
+
+def in_try(insts, edges: dict, index: int) -> bool:
+    """Is ``index`` inside a ``try`` (or an ``except``/``finally`` body) — through however many
+    ``with`` blocks?  A ``with`` block's cleanup is itself covered by the handler of what
+    encloses the block (its ``COPY 3; POP_EXCEPT; RERAISE`` by the enclosing ``try``'s)."""
+    seen = set()
+    k = edges.get(index)
+    while k is not None and k not in seen:
+        seen.add(k)
+        if not _is_with_handler(insts, k):
+            return True
+        cleanup = edges.get(k + 1)  # WITH_EXCEPT_START's own handler: the cleanup block
+        if cleanup is None:
+            return False
+        k = edges.get(cleanup)
+    return False
+
+
 class ExceptionVariable(VariableTracker):
     """An exception instance made (or raised) while tracing: its type and arguments."""
 
@@ -179,4 +203,4 @@ class ExceptionOpcodes:
 
 
 __all__ = ["ExceptionOpcodes", "ExceptionVariable", "raise_observed", "exception_entries",
-           "call_exception_class"]
+           "call_exception_class", "in_try"]

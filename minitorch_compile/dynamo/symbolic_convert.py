@@ -29,7 +29,7 @@ import bytecode
 from bytecode import Bytecode, Label
 
 from .exc import ObservedException, RestartAnalysis, Unsupported, unimplemented
-from .exception_handling import ExceptionOpcodes, call_exception_class
+from .exception_handling import ExceptionOpcodes, call_exception_class, in_try
 from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
 from .variables.builder import VariableBuilder
@@ -40,7 +40,6 @@ from .variables.lists import (
 )
 from .variables.misc import (
     NullVariable,
-    WithExitFunctionVariable,
 )
 
 MAX_INSTRUCTIONS = 200_000
@@ -66,13 +65,6 @@ def _instructions(code: types.CodeType):
         # TryBegin/TryEnd/SetLineno: exception-table bookkeeping, not executed
     _INSTRUCTION_CACHE[code] = (insts, labels)
     return insts, labels
-
-
-def _handler_covered(code: types.CodeType) -> frozenset:
-    """Indices of the instructions an exception-table entry covers: ``try`` bodies, ``with``
-    bodies and handlers (3.12+: inlined comprehensions too).  (Indices count real
-    instructions, as ``_instructions`` does.)"""
-    return frozenset(_exception_edges(code))
 
 
 _EDGES_CACHE: dict = {}
@@ -103,30 +95,6 @@ def _exception_edges(code: types.CodeType) -> dict:
                 break
     _EDGES_CACHE[code] = edges
     return edges
-
-
-def _is_with_handler(insts, k: int) -> bool:
-    """Is instruction ``k`` the start of a ``with`` block's cleanup (``PUSH_EXC_INFO;
-    WITH_EXCEPT_START``), not an ``except``/``finally``?"""
-    return k + 1 < len(insts) and insts[k].name == "PUSH_EXC_INFO" and \
-        insts[k + 1].name == "WITH_EXCEPT_START"
-
-
-def _in_try(insts, edges: dict, index: int) -> bool:
-    """Is ``index`` inside a ``try`` (or an ``except``/``finally`` body) — through however many
-    ``with`` blocks?  A ``with`` block's cleanup is itself covered by the handler of what
-    encloses the block (its ``COPY 3; POP_EXCEPT; RERAISE`` by the enclosing ``try``'s)."""
-    seen = set()
-    k = edges.get(index)
-    while k is not None and k not in seen:
-        seen.add(k)
-        if not _is_with_handler(insts, k):
-            return True
-        cleanup = edges.get(k + 1)  # WITH_EXCEPT_START's own handler: the cleanup block
-        if cleanup is None:
-            return False
-        k = edges.get(cleanup)
-    return False
 
 
 class InstructionTranslatorBase(ExceptionOpcodes, OpcodeHandlers):
@@ -353,7 +321,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             where = "inside a loop"  # torch skips such a frame too
         elif any(isinstance(v, GeneratorVariable) for v in stack):
             where = "with a generator live on the stack"  # it cannot be rebuilt for a resume
-        elif _in_try(self.insts, _exception_edges(self.code), index):
+        elif in_try(self.insts, _exception_edges(self.code), index):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
         else:  # grad-mode `with` blocks are entered again by the resume function (torch too)
