@@ -1585,7 +1585,7 @@ def p_is_leaf(x):
     (p_setattr_module, lambda: (rg(2), Affine(2)), "assigning attribute 'scale'"),
     (p_global_write, lambda: (rg(2),), "assigning the global 'GLOBAL_K'"),
     (p_is_leaf, lambda: (rg(2) * 2,), "is_leaf of a graph input"),
-    (p_raise, lambda: (rg(2),), "ValueError() is not supported"),
+    (p_raise, lambda: (rg(2),), "ValueError raised inside traced code and not caught"),
 ])
 def test_unsupported_code_breaks_the_graph_or_runs_eagerly_with_reason(fn, args, reason,
                                                                       capsys):

@@ -3,7 +3,9 @@
 hypothesis writes a function ``prog(x, y)`` as Python source: tensor statements, ``print``s
 (with shapes, lengths, keyword arguments), ``.item()`` values used in later arithmetic and
 Python comparisons, lists and dicts holding tensors across a break, ``for`` loops (some with a
-``print`` inside: that frame runs eagerly), and ``if`` statements on data — nested up to two
+``print`` inside: that frame runs eagerly), grad-mode ``with`` blocks (nested, some with a
+break inside), ``KeyError``s caught by ``try``, iterators live across a break, and ``if``
+statements on data — nested up to two
 deep, with early ``return``s in either arm.  Every program branches on ``x`` at least once, and
 each is called on inputs with all-positive and all-negative ``x`` so both arms run; each arm
 prints a tag, so the captured output shows which ways were taken.
@@ -66,7 +68,8 @@ class Writer:
     # ------------------------------------------------------------------ statements
     def statement(self, depth: int, top: bool, branches: bool = True) -> bool:
         """Emit one statement; True if it returned (the block must end)."""
-        kinds = ["assign", "assign", "print", "item", "container", "if", "loop", "comprehension"]
+        kinds = ["assign", "assign", "print", "item", "container", "if", "loop", "comprehension",
+                 "with", "lookup", "iterator"]
         if not branches:  # before the `if` on x: nothing may return early
             kinds.remove("if")
         if not top:
@@ -113,6 +116,34 @@ class Writer:
             self.emit(depth + 1, f"{target} = {target} * 0.5 + i")
             if self.draw(st.booleans()):  # a break inside the loop: the frame runs eagerly
                 self.emit(depth + 1, "print('loop', i)")
+        elif kind == "with":  # a grad-mode block (maybe nested) with a break inside
+            outer = self.draw(st.sampled_from(["mtc.no_grad()", "mtc.enable_grad()",
+                                               "mtc.set_grad_enabled(False)"]))
+            self.emit(depth, f"with {outer}:")
+            inner = depth + 1
+            if self.draw(st.booleans()):
+                self.emit(inner, "with mtc.enable_grad():")
+                inner += 1
+            name = self.fresh("v")
+            self.emit(inner, f"{name} = {self.expr()}")
+            if self.draw(st.booleans()):
+                self.print_(inner)
+            self.emit(inner, f"{name} = {name} * 1.5")
+            self.values.append(name)
+        elif kind == "lookup":  # a KeyError raised and caught while tracing
+            name, key = self.fresh("v"), self.draw(st.sampled_from(["a", "b"]))
+            self.emit(depth, "try:")
+            self.emit(depth + 1, f"{name} = {{'a': {self.pick()}}}[{key!r}]")
+            self.emit(depth, "except KeyError:")
+            self.emit(depth + 1, f"{name} = {self.pick()} * 2")
+            self.values.append(name)
+        elif kind == "iterator":  # an iterator live across a break
+            it, first, second = self.fresh("it"), self.fresh("v"), self.fresh("v")
+            self.emit(depth, f"{it} = iter([{self.pick()}, {self.pick()} * 3, 'x'])")
+            self.emit(depth, f"{first} = next({it})")
+            self.print_(depth)
+            self.emit(depth, f"{second} = next({it}) + {first}")
+            self.values += [first, second]
         elif kind == "if":
             self.if_(depth, self.condition())
         elif kind == "return":

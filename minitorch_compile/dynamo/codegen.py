@@ -127,6 +127,8 @@ class PyCodegen:
             self.binary_subscr()
         elif vt.source is not None:
             vt.source.reconstruct(self)
+        elif vt.proxy.op == "placeholder" and vt.proxy.meta.get("grapharg") is not None:
+            vt.proxy.meta["grapharg"].reconstruct(self)  # a dynamic int input: from its source
         else:
             unimplemented("a tensor with neither a graph output nor a source")
 
@@ -138,11 +140,17 @@ class PyCodegen:
         self.store_local(GRAPH_OUT)
 
 
-def assemble(bc: Bytecode) -> types.CodeType:
+def assemble(bc: Bytecode, keep_try_depths: bool = False,
+             min_stacksize: int = 0) -> types.CodeType:
     """The code object of ``bc``, checked (``bytecode_analysis.check_code``) before anything
     can run it: a bad one raises ``InvalidBytecode`` — an internal compiler error — instead of
-    crashing the interpreter later."""
-    return check_code(bc.to_code())
+    crashing the interpreter later.  ``keep_try_depths``: the exception-table depths are the
+    original code's (a resume function jumps into a ``with`` block; the library's flow analysis
+    would not reach the block's ``TryBegin``)."""
+    if not keep_try_depths:
+        return check_code(bc.to_code())
+    size = max(bc.compute_stacksize(check_pre_and_post=False), min_stacksize)
+    return check_code(bc.to_code(stacksize=size, compute_exception_stack_depths=False))
 
 
 def call_instrs(n: int, kw_names: tuple = ()) -> list:

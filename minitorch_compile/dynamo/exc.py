@@ -79,3 +79,22 @@ class CompilerFallbackWarning(UserWarning):
 
 def unimplemented(reason: str):
     raise Unsupported(reason)
+
+
+class ObservedException(Unsupported):
+    """An exception the *user's* code raised while being traced (a ``KeyError`` from a dict
+    lookup, a ``raise`` statement) — torch's ``ObservedException``.  The tracer looks for a
+    handler in the exception table of each frame it unwinds through (``exception_handling``);
+    if the root frame does not catch it either, the frame runs eagerly (torch skips it): the
+    exception is then raised by the real code, with no graph compiled for it."""
+
+    def __init__(self, exc_vt):
+        self.exc_vt = exc_vt
+        super().__init__(f"{exc_vt.exc_type.__name__} raised inside traced code and not caught "
+                         "there (the frame runs eagerly, as torch skips it)")
+
+
+def raise_observed(exc_type: type, args: list | None = None):
+    from .exception_handling import ExceptionVariable
+
+    raise ObservedException(ExceptionVariable(exc_type, list(args or [])))

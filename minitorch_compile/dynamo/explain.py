@@ -94,10 +94,11 @@ def explain(fn, *extra_args, **extra_kwargs):
             if e.graph_break is not None:  # the graph broke; a resume function continued
                 out.break_reasons.append(BreakReason(e.graph_break.reason,
                                                      e.graph_break.user_line))
-            elif e.reason is not None:  # the whole frame ran eagerly
-                out.break_reasons.append(BreakReason(e.reason, e.user_line))
+            # a frame that runs eagerly as a whole (torch: a skipped frame) is no graph break
             out.out_guards.extend(e.guard.guard_set.guards)
-        out.graph_break_count = len(out.break_reasons)
+        # torch 2.13 counts the cuts between graphs (-1 when nothing compiled), while
+        # ``break_reasons`` lists every frame's break, a break inside an inlined call in both
+        out.graph_break_count = len(graphs) - 1
         for gm in graphs:
             ops = [_op_name(n) for n in gm.graph.nodes
                    if n.op in ("call_function", "call_method", "call_module")]

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from .. import _dtype
 from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
+from .source import rebuilt_iterator_getitem
 
 
 @dataclass
@@ -206,6 +207,9 @@ class GuardSet:
     def _build_LIST_LENGTH(self, name, value):
         yield Guard("LIST_LENGTH", name, f"len({name}) == {len(value)}")
 
+    def _build_TUPLE_ITERATOR_LEN(self, name, value):
+        yield Guard("TUPLE_ITERATOR_LEN", name, f"{name}.__length_hint__() == {len(value)}")
+
     def _build_DICT_LENGTH(self, name, value):
         yield Guard("DICT_LENGTH", name, f"len({name}) == {len(value)}")
 
@@ -307,7 +311,8 @@ class GuardFunction:
         ns = {"___check_type_id": _check_type_id, "___check_obj_id": _check_obj_id,
               "___check_tensor": check_tensor, "___tensors": gs.tensor_specs,
               "___no_aliasing": _no_aliasing, "___grad_enabled": _grad_enabled,
-              "___default_dtype": _dtype.get_default_dtype, "G": self.f_globals, **gs.ids}
+              "___default_dtype": _dtype.get_default_dtype, "G": self.f_globals,
+              "___rebuilt_iterator_getitem": rebuilt_iterator_getitem, **gs.ids}
         exec(compile(self.src, "<guard>", "exec"), ns)
         self.fn = ns["guard"]
         self._ns = ns

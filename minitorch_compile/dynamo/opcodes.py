@@ -448,9 +448,7 @@ class OpcodeHandlers(BuildAndCallHandlers):
         self.push(module.var_getattr(self, inst.arg))
 
     # ================================================================ unsupported, by name
-    def RAISE_VARARGS(self, inst):
-        unimplemented("raise statement inside traced code")
-
+    # (RAISE_VARARGS and the handler opcodes: exception_handling.ExceptionOpcodes)
     def LOAD_ASSERTION_ERROR(self, inst):
         unimplemented("a failing assert inside traced code")
 

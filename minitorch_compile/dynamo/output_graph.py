@@ -32,7 +32,7 @@ from .exc import Unsupported, unimplemented
 from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
-from .variables.lists import BaseListVariable, SliceVariable
+from .variables.lists import BaseListVariable, ListIteratorVariable, SliceVariable
 from .variables.tensor import SymNodeVariable, TensorVariable, wrap_fx_proxy
 
 _compiled_fn_counter = itertools.count()
@@ -286,6 +286,9 @@ class OutputGraph:
                     collect(i)
             elif isinstance(vt, ConstDictVariable):
                 for i in vt.items.values():
+                    collect(i)
+            elif isinstance(vt, ListIteratorVariable):  # live at a break: rebuilt from these
+                for i in vt.items[vt.index:]:
                     collect(i)
             elif hasattr(vt, "obj") and isinstance(vt.obj, VariableTracker):
                 collect(vt.obj)  # a bound attribute (``t.item``) on the stack at a break

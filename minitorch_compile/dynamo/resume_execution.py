@@ -28,7 +28,7 @@ import itertools
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, CellVar, Instr, Label
+from bytecode import Bytecode, CellVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_versions as versions
 from ._identity import IdentityDict
@@ -46,6 +46,7 @@ class ResumeInfo:
     stack_size: int
     live_locals: tuple
     nulls: tuple = ()  # stack positions holding CPython's NULL (below a pending call)
+    withs: tuple = ()  # (stack position, grad mode) of each `with` block re-entered
 
 
 # resume code -> how it was made; (original, target, stack, locals) -> resume code
@@ -79,6 +80,38 @@ def byte_offset(code: types.CodeType, index: int) -> int:
     return 2 * index
 
 
+def _instruction_offsets(code: types.CodeType) -> list[int]:
+    """The offset of each real instruction (an EXTENDED_ARG prefix belongs to its instruction)."""
+    import dis
+
+    out, prefix = [], None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "EXTENDED_ARG":
+            prefix = ins.offset if prefix is None else prefix
+            continue
+        out.append(ins.offset if prefix is None else prefix)
+        prefix = None
+    return out
+
+
+def _set_try_depths(original: types.CodeType, items: list) -> None:
+    """Give each ``TryBegin`` the depth of its entry in the original's exception table: a resume
+    function keeps the original's stack layout, and jumps past the ``TryBegin`` of a ``with``
+    block it re-enters, so the depths cannot be recomputed from the resume function's flow."""
+    import dis
+
+    depth_at = {e.start: e.depth for e in dis.Bytecode(original).exception_entries}
+    offsets = _instruction_offsets(original)
+    pending, n = [], 0
+    for item in items:
+        if isinstance(item, TryBegin):
+            pending.append(item)
+        elif isinstance(item, Instr):
+            for tb in pending:
+                tb.stack_depth = depth_at.get(offsets[n], 0) if n < len(offsets) else 0
+            pending, n = [], n + 1
+
+
 def _prologue_end(items) -> int:
     """Items up to and including the first RESUME: the cell/free-variable prologue (a later
     MAKE_CELL — 3.12's inlined comprehension capturing its loop variable — is body)."""
@@ -88,16 +121,35 @@ def _prologue_end(items) -> int:
     return 0
 
 
+# the global through which a resume function re-enters a grad-mode `with` block
+GRAD_MODE_GLOBAL = "___mtc_set_grad_enabled"
+
+
+def _reenter_with(mode: bool, lineno: int) -> list:
+    """torch's ``ReenterWith``: ``set_grad_enabled(mode)``, ``BEFORE_WITH``, drop what
+    ``__enter__`` returned — leaving the block's ``__exit__`` in the stack slot the original's
+    exception table (the block's cleanup handler) expects it in."""
+    from .codegen import call_instrs
+
+    return [Instr("LOAD_GLOBAL", (True, GRAD_MODE_GLOBAL), lineno=lineno),
+            Instr("LOAD_CONST", bool(mode), lineno=lineno),
+            *[Instr(i.name, i.arg, lineno=lineno) for i in call_instrs(1)],
+            Instr("BEFORE_WITH", lineno=lineno), Instr("POP_TOP", lineno=lineno)]
+
+
 def make_resume(original: types.CodeType, target: int, stack_size: int,
-                live_locals: tuple, f_globals: dict, nulls: tuple = ()) -> types.CodeType:
+                live_locals: tuple, f_globals: dict, nulls: tuple = (),
+                withs: tuple = ()) -> types.CodeType:
     """The code of a function continuing ``original`` at instruction ``target``; the stack
-    position ``i`` is the argument ``___stack<i>``, or a NULL pushed again if ``i in nulls``."""
-    key = (id(original), id(f_globals), target, stack_size, live_locals, nulls)
+    position ``i`` is the argument ``___stack<i>``, or a NULL pushed again if ``i in nulls``,
+    or the ``__exit__`` of a grad-mode ``with`` block entered again if ``(i, mode) in withs``."""
+    key = (id(original), id(f_globals), target, stack_size, live_locals, nulls, withs)
     hit = _BUILT.get(key)
     if hit is not None:
         return hit
     bc = Bytecode.from_code(original)
     items = list(bc)
+    _set_try_depths(original, items)
     # label the target instruction
     label = Label()
     body, n = [], 0
@@ -108,13 +160,24 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
             n += 1
         body.append(item)
     lineno = original.co_firstlineno
-    stack_args = [f"___stack{i}" for i in range(stack_size) if i not in nulls]
+    with_modes = dict(withs)
+    stack_args = [f"___stack{i}" for i in range(stack_size)
+                  if i not in nulls and i not in with_modes]
     prologue = [Instr("MAKE_CELL", CellVar(c), lineno=lineno) for c in original.co_cellvars]
     if original.co_freevars:
         prologue.append(Instr("COPY_FREE_VARS", len(original.co_freevars), lineno=lineno))
     prologue.append(Instr("RESUME", 0, lineno=lineno))
-    prologue += [Instr("PUSH_NULL", lineno=lineno) if i in nulls else
-                 Instr("LOAD_FAST", f"___stack{i}", lineno=lineno) for i in range(stack_size)]
+    for i in range(stack_size):
+        if i in nulls:
+            prologue.append(Instr("PUSH_NULL", lineno=lineno))
+        elif i in with_modes:
+            prologue += _reenter_with(with_modes[i], lineno)
+        else:
+            prologue.append(Instr("LOAD_FAST", f"___stack{i}", lineno=lineno))
+    if withs:
+        from ..autograd.grad_mode import set_grad_enabled
+
+        f_globals[GRAD_MODE_GLOBAL] = set_grad_enabled
     prologue.append(Instr("JUMP_FORWARD", label, lineno=lineno))
     # the original's own cell prologue would run twice: drop it from the body
     n_head = _prologue_end(items)
@@ -133,10 +196,12 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     new.cellvars = list(original.co_cellvars)
     new.freevars = list(original.co_freevars)
     new.flags = original.co_flags & (0x01 | 0x02 | 0x10)  # OPTIMIZED, NEWLOCALS, NESTED
-    code = assemble(new)  # checked: it must not crash
+    # the original's handlers keep its stack layout: its stack size covers them
+    code = assemble(new, keep_try_depths=True,  # checked: it must not crash
+                    min_stacksize=max(original.co_stacksize, stack_size + 4))
     n_prologue = sum(1 for ins in prologue if isinstance(ins, Instr))
     RESUME_INFO[code] = ResumeInfo(f_globals, original, target, n_prologue - dropped,
-                                   stack_size, tuple(live_locals), nulls)
+                                   stack_size, tuple(live_locals), nulls, withs)
     _BUILT[key] = code
     return code
 
@@ -189,10 +254,27 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     """Append to ``cg`` the code that finishes a frame which broke at ``brk``."""
     import dis as _dis
 
-    from .variables.misc import NullVariable
+    from .variables.misc import NullVariable, WithExitFunctionVariable
 
     inst, stack = brk.inst, brk.stack
     n_stack = len(stack)
+    # grad-mode `with` blocks open at the break: the instruction runs inside them (in the mode
+    # the innermost set), under a `try` whose handler restores the mode from before the
+    # outermost block, as their `__exit__`s would; the resume function enters them again
+    withs = tuple((i, vt.ctx.target_mode) for i, vt in enumerate(stack)
+                  if isinstance(vt, WithExitFunctionVariable))
+    outer_mode = stack[withs[0][0]].ctx.prev if withs else None
+    handler = Label()
+
+    def restore_grad_mode() -> None:
+        cg.load_global_object("___set_grad_enabled", _set_grad_enabled_fn())
+        cg.load_const(bool(outer_mode))
+        cg.call(1)
+        cg.append(Instr("POP_TOP"))
+
+    if withs:
+        try_begin = TryBegin(handler, push_lasti=False)
+        cg.append(try_begin)
     wrap_at = None  # the stack position of a user callable the graph broke inside of
     if getattr(brk.reason, "inlined", False):
         if inst.name in ("CALL", "CALL_KW"):  # [pair of callable and NULL/self], args[, names]
@@ -209,6 +291,8 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
             cg.load_global_object("___mtc_jit", _jit_wrap_for(backend))
             cg.reconstruct(vt)
             cg.call(1)
+        elif isinstance(vt, WithExitFunctionVariable):
+            cg.load_const(None)  # a placeholder: the resume function enters the block again
         else:
             cg.reconstruct(vt)
     name = inst.name
@@ -218,11 +302,15 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     def resume_at(index: int, depth: int, pushed: int) -> None:
         # positions below what the instruction pushed are the untouched part of `stack`
         nulls = tuple(i for i in range(depth - pushed) if isinstance(stack[i], NullVariable))
+        kept = tuple((i, mode) for i, mode in withs if i < depth - pushed)
         live = tuple(tx.live_locals(index))
         target = index - offset
-        code = make_resume(original, target, depth, live, tx.f_globals, nulls)
+        code = make_resume(original, target, depth, live, tx.f_globals, nulls, kept)
+        if withs:  # leave the blocks: the resume function enters them again
+            restore_grad_mode()
+        skip = set(nulls) | {i for i, _ in kept}
         for i in reversed(range(depth)):
-            cg.store_local("___null" if i in nulls else f"___tmp_{i}")
+            cg.store_local("___null" if i in skip else f"___tmp_{i}")
         if not tx.code.co_freevars:  # the common case: a global, as torch names it
             cg.output.globals_to_install[code.co_name] = _resume_function(code, None, backend)
             cg.load_global(code.co_name, push_null=True)
@@ -236,15 +324,19 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
             cg.store_local(code.co_name)  # a local of that name: the decompiled view reads well
             cg.load_callable(lambda: cg.load_local(code.co_name))
         for i in range(depth):
-            if i not in nulls:
+            if i not in skip:
                 cg.load_local(f"___tmp_{i}")
         for local in live:
             if local in tx.symbolic_locals:
                 cg.reconstruct(tx.symbolic_locals[local])
             else:
                 cg.load_local(local)  # an argument the traced part never read
-        cg.call(depth - len(nulls) + len(live))
+        cg.call(depth - len(skip) + len(live))
         cg.append(Instr("RETURN_VALUE"))
+
+    def end_try() -> None:
+        if withs:
+            cg.append(TryEnd(try_begin))
 
     if name in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
         if name == "CALL":
@@ -256,10 +348,12 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         else:
             cg.append(Instr("CALL_FUNCTION_EX", inst.arg))
             depth = n_stack - (2 + (inst.arg & 1)) - 1 + 1
+        end_try()
         resume_at(brk.index + 1, depth, 1)
     elif name.startswith("POP_JUMP"):
         label = Label()
         cg.jump_if(name.endswith("TRUE"), label, lineno=lineno)
+        end_try()
         resume_at(brk.index + 1, n_stack - 1, 0)
         cg.append(label)
         resume_at(tx.labels[inst.arg], n_stack - 1, 0)
@@ -267,6 +361,7 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         label = Label()  # 3.11 only (3.12 compiles `a or b` to COPY; POP_JUMP_IF_TRUE)
         cg.append(Instr("COPY", 1))
         cg.jump_if("TRUE" in name, label, lineno=lineno)
+        end_try()
         cg.append(Instr("POP_TOP"))
         resume_at(brk.index + 1, n_stack - 1, 0)
         cg.append(label)
@@ -283,7 +378,18 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
                                        _oparg(inst), jump=False)
         pushed = 0 if name in ("STORE_ATTR", "STORE_GLOBAL", "STORE_SUBSCR", "STORE_SLICE") \
             else 1
+        end_try()
         resume_at(brk.index + 1, n_stack + effect, pushed)
+    if withs:  # the instruction raised: leave the blocks as their `__exit__`s would, re-raise
+        cg.append(handler)
+        restore_grad_mode()
+        cg.append(Instr("RERAISE", 0))
+
+
+def _set_grad_enabled_fn():
+    from ..autograd.grad_mode import _set_grad_enabled
+
+    return _set_grad_enabled
 
 
 def _oparg(inst) -> int:

@@ -131,3 +131,57 @@ class FreeVarSource(Source):
 
     def reconstruct(self, codegen) -> None:
         codegen.load_deref(self.var_name)
+
+
+
+class RebuiltIterator:
+    """An iterator that was live at a graph break, rebuilt by the transformed code for the
+    resume function: the items it had left to give, and its position.  Only the compiler makes
+    these (one reference, handed to the resume function), so the tracer may follow it as a
+    ``ListIteratorVariable`` without missing an advance made elsewhere — a user's own iterator
+    stays opaque.  (torch rebuilds a ``tuple_iterator`` for the same purpose.)"""
+
+    __slots__ = ("items", "pos", "__weakref__")
+
+    def __init__(self, items: tuple):
+        self.items = items
+        self.pos = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.pos >= len(self.items):
+            raise StopIteration
+        self.pos += 1
+        return self.items[self.pos - 1]
+
+    def __length_hint__(self) -> int:
+        return len(self.items) - self.pos
+
+
+def rebuilt_iterator_getitem(it: RebuiltIterator, index: int):
+    """Item ``index`` of what ``it`` has left (torch's ``tuple_iterator_getitem``)."""
+    return it.items[it.pos + index]
+
+
+@dataclass(frozen=True)
+class RebuiltIteratorGetItemSource(Source):
+    """Item ``index`` still to come from a rebuilt iterator (torch's
+    ``TupleIteratorGetItemSource``)."""
+
+    base: Source
+    index: int
+
+    def name(self) -> str:
+        return f"___rebuilt_iterator_getitem({self.base.name()}, {self.index!r})"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_global_object("___rebuilt_iterator_getitem", rebuilt_iterator_getitem)
+        self.base.reconstruct(codegen)
+        codegen.load_const(self.index)
+        codegen.call(2)

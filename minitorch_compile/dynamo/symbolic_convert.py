@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import bytecode
 from bytecode import Bytecode, Label
 
-from .exc import RestartAnalysis, Unsupported, unimplemented
+from .exc import ObservedException, RestartAnalysis, Unsupported, unimplemented
+from .exception_handling import ExceptionOpcodes, call_exception_class, in_try
 from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
 from .variables.builder import VariableBuilder
@@ -39,7 +40,6 @@ from .variables.lists import (
 )
 from .variables.misc import (
     NullVariable,
-    WithExitFunctionVariable,
 )
 
 MAX_INSTRUCTIONS = 200_000
@@ -65,13 +65,6 @@ def _instructions(code: types.CodeType):
         # TryBegin/TryEnd/SetLineno: exception-table bookkeeping, not executed
     _INSTRUCTION_CACHE[code] = (insts, labels)
     return insts, labels
-
-
-def _handler_covered(code: types.CodeType) -> frozenset:
-    """Indices of the instructions an exception-table entry covers: ``try`` bodies, ``with``
-    bodies and handlers (3.12+: inlined comprehensions too).  (Indices count real
-    instructions, as ``_instructions`` does.)"""
-    return frozenset(_exception_edges(code))
 
 
 _EDGES_CACHE: dict = {}
@@ -104,7 +97,7 @@ def _exception_edges(code: types.CodeType) -> dict:
     return edges
 
 
-class InstructionTranslatorBase(OpcodeHandlers):
+class InstructionTranslatorBase(ExceptionOpcodes, OpcodeHandlers):
     def __init__(self, code, f_globals, symbolic_locals, output, closure_cells, depth=0):
         self.code = code
         self.f_globals = f_globals
@@ -150,7 +143,11 @@ class InstructionTranslatorBase(OpcodeHandlers):
         handler = getattr(self, inst.name, None)
         if handler is None:
             unimplemented(f"opcode {inst.name} is not supported")
-        handler(inst)
+        try:
+            handler(inst)
+        except ObservedException as e:  # the user's code raised: unwind to its handler
+            if not self.handle_observed(e):
+                raise
 
     def current_user_line(self) -> str:
         inst = self.current_instr
@@ -196,6 +193,9 @@ class InstructionTranslatorBase(OpcodeHandlers):
     def call_function(self, fn, args, kwargs):
         if isinstance(fn, NullVariable):
             unimplemented("calling NULL")
+        exc = call_exception_class(fn, list(args), dict(kwargs))
+        if exc is not None:  # ValueError("bad"): an exception to raise (or not), traced
+            return exc
         return fn.call_function(self, list(args), dict(kwargs))
 
     def inline_user_function_return(self, fn_vt, args, kwargs):
@@ -269,6 +269,19 @@ class InstructionTranslator(InstructionTranslatorBase):
     def in_loop(self, index: int) -> bool:
         return any(start <= index <= end for start, end in self._loops)
 
+    def has_backedge(self, index: int) -> bool:
+        """torch's ``has_backedge``: reading on from the instruction after ``index``, is there
+        a backward jump before a ``return``?  A break in a loop body that returns before the
+        loop goes round (``if cond: return x``) is allowed — its resume functions continue the
+        loop with the live iterator rebuilt — any other break inside a loop skips the frame."""
+        for k in range(index + 1, len(self.insts)):
+            ins = self.insts[k]
+            if ins.name in ("RETURN_VALUE", "RETURN_CONST"):
+                return False
+            if isinstance(ins.arg, Label) and self.labels.get(ins.arg, k + 1) < index:
+                return True
+        return False
+
     def in_comprehension(self, index: int) -> bool:
         """Inside the loop of an inlined comprehension (3.12+: ``LOAD_FAST_AND_CLEAR`` saves
         its loop variable just before the loop starts)?"""
@@ -299,18 +312,19 @@ class InstructionTranslator(InstructionTranslatorBase):
     def _can_break(self, inst, index, stack, e: Unsupported) -> bool:
         """Can the graph break at ``inst``?  If not, and only the place is to blame, say so in
         ``e`` (the whole frame then runs eagerly with that reason, as torch skips the frame)."""
-        if not self.allow_breaks or inst.name not in _BREAKABLE:
+        if not self.allow_breaks or inst.name not in _BREAKABLE or \
+                isinstance(e, ObservedException):  # uncaught: the frame runs eagerly (torch)
             return False
         if self.in_loop(index) and self.in_comprehension(index):
             where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
-        elif self.in_loop(index):
-            where = "inside a loop"  # a resume function cannot re-enter a half-run loop
-        elif any(isinstance(v, WithExitFunctionVariable) for v in stack):
-            where = "inside a `with` block"
-        elif index in _handler_covered(self.code):
+        elif self.has_backedge(index):
+            where = "inside a loop"  # torch skips such a frame too
+        elif any(isinstance(v, GeneratorVariable) for v in stack):
+            where = "with a generator live on the stack"  # it cannot be rebuilt for a resume
+        elif in_try(self.insts, _exception_edges(self.code), index):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
-        else:
+        else:  # grad-mode `with` blocks are entered again by the resume function (torch too)
             return True
         e.reason += f" (a graph break {where} is not supported: the frame runs eagerly)"
         e.args = (e._message(),)

@@ -34,7 +34,13 @@ import types
 from ..._tensor import Tensor
 from ..exc import unimplemented
 from ..guards import _is_literal
-from ..source import AttrSource, GetItemSource, GlobalSource
+from ..source import (
+    AttrSource,
+    GetItemSource,
+    GlobalSource,
+    RebuiltIterator,
+    RebuiltIteratorGetItemSource,
+)
 from .builtin import BuiltinVariable
 from .constant import ConstantVariable, is_constant_value
 from .dicts import ConstDictVariable
@@ -110,6 +116,15 @@ class VariableBuilder:
             self._guard("LIST_LENGTH", value=value)
             cls = TupleVariable if isinstance(value, tuple) else ListVariable
             return cls(self._items(value), src)
+        if type(value) is RebuiltIterator:  # a live iterator a resume function was given
+            from .lists import ListIteratorVariable
+
+            rest = value.items[value.pos:]
+            self._guard("TYPE_MATCH", value=value)
+            self._guard("TUPLE_ITERATOR_LEN", value=rest)
+            return ListIteratorVariable(
+                [self._child(RebuiltIteratorGetItemSource(src, i) if src else None, v)
+                 for i, v in enumerate(rest)])
         if type(value) is dict:
             if not all(is_constant_value(k) and _is_literal(k) for k in value):
                 # sources name items by key (L['d']['x']): the key's repr must evaluate back

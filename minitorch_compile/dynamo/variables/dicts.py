@@ -7,7 +7,7 @@ dict may not (that would be a side effect to replay).
 
 from __future__ import annotations
 
-from ..exc import unimplemented
+from ..exc import raise_observed, unimplemented
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .lists import ListVariable, TupleVariable
@@ -43,7 +43,7 @@ class ConstDictVariable(VariableTracker):
     def getitem(self, tx, key_vt):
         key = key_vt.as_python_constant()
         if key not in self.items:
-            unimplemented(f"KeyError: {key!r} raised inside traced code")
+            raise_observed(KeyError, [key_vt])  # catchable by an `except` in traced code
         return self.items[key]
 
     def call_method(self, tx, name, args, kwargs):
@@ -83,7 +83,7 @@ class ConstDictVariable(VariableTracker):
                 return self.items.pop(key)
             if len(args) > 1:
                 return args[1]
-            unimplemented(f"KeyError: {key!r} raised inside traced code")
+            raise_observed(KeyError, [args[0]])
         if name == "copy":
             return ConstDictVariable(dict(self.items))
         unimplemented(f"dict.{name} is not supported")

@@ -8,6 +8,8 @@ so it is reported as ``Unsupported`` and the frame runs eagerly.
 
 from __future__ import annotations
 
+from bytecode import Instr
+
 from ..._size import Size
 from ..exc import unimplemented
 from .base import VariableTracker
@@ -242,6 +244,26 @@ class ListIteratorVariable(VariableTracker):
                 unimplemented("StopIteration raised by next() inside traced code")
             return item
         return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen) -> None:
+        """Live at a graph break: rebuilt at its position as a ``RebuiltIterator`` over what it
+        had left to give (torch's ``ListIteratorVariable.reconstruct`` builds a tuple
+        iterator), which the resume function's tracer follows again."""
+        if type(self) is not ListIteratorVariable:
+            super().reconstruct(codegen)
+            return
+        rebuilt = codegen.__dict__.setdefault("rebuilt_iterators", set())
+        if id(self) in rebuilt:  # two names for one iterator: two copies would diverge
+            unimplemented("an iterator live at a graph break under two names")
+        rebuilt.add(id(self))
+        from ..source import RebuiltIterator
+
+        rest = self.items[self.index:]
+        codegen.load_global_object("___rebuilt_iterator", RebuiltIterator)
+        for item in rest:
+            item.reconstruct(codegen)
+        codegen.append(Instr("BUILD_TUPLE", len(rest)))
+        codegen.call(1)
 
     def __repr__(self) -> str:
         return f"ListIteratorVariable({len(self.items) - self.index} left)"
