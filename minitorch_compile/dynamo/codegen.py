@@ -37,6 +37,10 @@ class PyCodegen:
         self.output = output
         self.instructions: list = []
         self.graph_output_index: dict[int, int] = {}  # id(node) -> index in graph outputs
+        # id(tracker) -> local holding its value: a new list/dict is built once and shared
+        # (identity), and values a side-effect replay would change are loaded before it
+        self.tempvars: dict[int, str] = {}
+        self._n_temps = 0
 
     def append(self, *instrs) -> None:
         self.instructions.extend(instrs)
@@ -116,8 +120,31 @@ class PyCodegen:
         name = versions.this("POP_JUMP_IF_TRUE" if truth else "POP_JUMP_IF_FALSE")
         self.append(Instr(name, label, lineno=lineno))
 
+    def new_temp(self) -> str:
+        self._n_temps += 1
+        return f"___tmp_var_{self._n_temps}"
+
+    def stash(self, vt) -> None:
+        """Pop the value of ``vt`` into a new local; later ``reconstruct(vt)`` reloads it."""
+        name = self.new_temp()
+        self.store_local(name)
+        self.tempvars[id(vt)] = name
+
     def reconstruct(self, vt) -> None:
+        name = self.tempvars.get(id(vt))
+        if name is not None:
+            self.load_local(name)
+            return
         vt.reconstruct(self)
+
+    def stash_new_containers(self, vts: list) -> None:
+        """Build every list/dict made while tracing that ``vts`` reach, once, into a local
+        (inner ones first): every later use — in either branch after a graph break too — is
+        then the same object, as in the program (``a.append(new); return new``)."""
+        for vt in _post_order(vts):
+            if _is_new_mutable(vt) and id(vt) not in self.tempvars:
+                self.reconstruct(vt)
+                self.stash(vt)
 
     def reconstruct_tensor(self, vt) -> None:
         idx = self.graph_output_index.get(id(vt.proxy))
@@ -136,6 +163,37 @@ class PyCodegen:
             src.reconstruct(self)
         self.call(len(input_sources))
         self.store_local(GRAPH_OUT)
+
+
+def _is_new_mutable(vt) -> bool:
+    from .variables.dicts import ConstDictVariable
+    from .variables.lists import ListVariable
+
+    return type(vt) in (ListVariable, ConstDictVariable) and vt.source is None
+
+
+def _post_order(vts) -> list:
+    from .variables.dicts import ConstDictVariable
+    from .variables.lists import BaseListVariable
+
+    out, seen = [], set()
+
+    def visit(vt):
+        if id(vt) in seen:
+            return
+        seen.add(id(vt))
+        if getattr(vt, "source", None) is None:
+            if isinstance(vt, BaseListVariable):
+                for i in vt.items:
+                    visit(i)
+            elif isinstance(vt, ConstDictVariable):
+                for i in vt.items.values():
+                    visit(i)
+        out.append(vt)
+
+    for v in vts:
+        visit(v)
+    return out
 
 
 def assemble(bc: Bytecode) -> types.CodeType:

@@ -32,6 +32,7 @@ class ExplainOutput:
     ops_per_graph: list = field(default_factory=list)
     out_guards: list = field(default_factory=list)
     compile_times: str = ""
+    side_effects: list = field(default_factory=list)  # replayed after the graphs
 
     def __str__(self) -> str:
         lines = [f"Graph Count: {self.graph_count}",
@@ -46,6 +47,9 @@ class ExplainOutput:
         for i, ops in enumerate(self.ops_per_graph, 1):
             lines.append(f"  Ops {i}:")
             lines.extend(f"    {op}" for op in ops)
+        if self.side_effects:
+            lines.append("Side Effects (replayed after the graph):")
+            lines.extend(f"  {s}" for s in self.side_effects)
         lines.append("Out Guards:")
         for i, g in enumerate(self.out_guards, 1):
             lines.append(f"  Guard {i}:")
@@ -97,6 +101,7 @@ def explain(fn, *extra_args, **extra_kwargs):
             elif e.reason is not None:  # the whole frame ran eagerly
                 out.break_reasons.append(BreakReason(e.reason, e.user_line))
             out.out_guards.extend(e.guard.guard_set.guards)
+            out.side_effects.extend(e.side_effects)
         out.graph_break_count = len(out.break_reasons)
         for gm in graphs:
             ops = [_op_name(n) for n in gm.graph.nodes

@@ -29,6 +29,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .exc import Unsupported, unimplemented
+from .side_effects import SideEffects
 from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
@@ -93,6 +94,7 @@ class OutputGraph:
         self.dynamic = None
         self.frame_state: dict = {}
         self.int_inputs: dict = {}  # "int <source>" -> value seen (or "dynamic")
+        self.side_effects = SideEffects()  # mutations to replay after the graph
 
     def dynamic_dims(self, source, value: Tensor) -> tuple:
         """Which dims of an input tensor become symbols.
@@ -291,6 +293,8 @@ class OutputGraph:
                 collect(vt.obj)  # a bound attribute (``t.item``) on the stack at a break
 
         collect(return_vt)
+        for vt in self.side_effects.values():  # tensors the replay stores
+            collect(vt)
         self.output_vts = outputs
         if not self.has_ops():
             return

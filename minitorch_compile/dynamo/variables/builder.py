@@ -67,7 +67,15 @@ class VariableBuilder:
             cached = out.source_cache.get(key)
             if cached is not None:
                 return cached
+            if _is_mutable(value):  # one tracker per object, so writes are seen everywhere
+                seen = out.side_effects.lookup(value)
+                if seen is not None and seen.source is not None:
+                    self._guard("DUPLICATE_INPUT", value=seen.source)
+                    out.source_cache[key] = seen
+                    return seen
             vt = self._wrap(value)
+            if _is_mutable(value):
+                out.side_effects.track(value, vt)
             out.source_cache[key] = vt
             return vt
         return self._wrap(value)
@@ -166,6 +174,18 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
+
+
+def _is_mutable(value) -> bool:
+    """Objects whose mutation while tracing is a side effect to replay."""
+    from ...nn import Module
+
+    if type(value) in (list, dict) or isinstance(value, Module):
+        return True
+    return type(value).__module__ not in ("builtins",) and not isinstance(
+        value, (Tensor, type, types.ModuleType, types.FunctionType, types.MethodType,
+                types.BuiltinFunctionType)) and not is_constant_value(value) and \
+        hasattr(value, "__dict__")
 
 
 def wrap_constant_attr(vt, name):

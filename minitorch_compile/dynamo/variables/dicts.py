@@ -1,8 +1,8 @@
 """Dicts with constant keys (``variables/dicts.py: ConstDictVariable``).
 
 Keys are Python constants known at compile time (the ``DICT_KEYS`` guard pins them for input
-dicts); values are trackers.  Like lists, a dict built while tracing may be mutated; an input
-dict may not (that would be a side effect to replay).
+dicts); values are trackers.  Like lists, a dict built while tracing may be mutated freely;
+mutating an input dict is a side effect, replayed after the graph (``side_effects.py``).
 """
 
 from __future__ import annotations
@@ -34,11 +34,9 @@ class ConstDictVariable(VariableTracker):
     def unpack_var_sequence(self, tx) -> list:
         return [ConstantVariable(k) for k in self.items]
 
-    def _mutate(self) -> None:
-        if self.source is not None:
-            unimplemented(f"mutating the input dict {self.source.name()} (a side effect) is not "
-                          "supported")
+    def _mutate(self, tx) -> None:
         self.mutated = True
+        tx.output.side_effects.mutation(self, "dict")
 
     def getitem(self, tx, key_vt):
         key = key_vt.as_python_constant()
@@ -65,31 +63,58 @@ class ConstDictVariable(VariableTracker):
             return DictViewVariable([TupleVariable([ConstantVariable(k), v])
                                      for k, v in self.items.items()])
         if name == "__setitem__":
-            self._mutate()
+            self._mutate(tx)
             self.items[args[0].as_python_constant()] = args[1]
             return ConstantVariable(None)
         if name == "update":
-            self._mutate()
+            self._mutate(tx)
             other = args[0] if args else None
             if isinstance(other, ConstDictVariable):
                 self.items.update(other.items)
+            elif other is not None:  # pairs
+                for pair in other.unpack_var_sequence(tx):
+                    k, v = pair.unpack_var_sequence(tx)
+                    self.items[k.as_python_constant()] = v
             for k, v in kwargs.items():
                 self.items[k] = v
             return ConstantVariable(None)
         if name == "pop":
-            self._mutate()
+            self._mutate(tx)
             key = args[0].as_python_constant()
             if key in self.items:
                 return self.items.pop(key)
             if len(args) > 1:
                 return args[1]
             unimplemented(f"KeyError: {key!r} raised inside traced code")
+        if name == "setdefault":
+            key = args[0].as_python_constant()
+            if key not in self.items:
+                self._mutate(tx)
+                self.items[key] = args[1] if len(args) > 1 else ConstantVariable(None)
+            return self.items[key]
+        if name == "__delitem__":
+            key = args[0].as_python_constant()
+            if key not in self.items:
+                unimplemented(f"KeyError: {key!r} raised inside traced code")
+            self._mutate(tx)
+            del self.items[key]
+            return ConstantVariable(None)
+        if name == "clear":
+            self._mutate(tx)
+            self.items.clear()
+            return ConstantVariable(None)
+        if name == "popitem":
+            if not self.items:
+                unimplemented("KeyError: popitem(): dictionary is empty, inside traced code")
+            self._mutate(tx)
+            k, v = self.items.popitem()
+            return TupleVariable([ConstantVariable(k), v])
         if name == "copy":
             return ConstDictVariable(dict(self.items))
         unimplemented(f"dict.{name} is not supported")
 
     def reconstruct(self, codegen) -> None:
-        if self.source is not None and not self.mutated:
+        if self.source is not None:  # mutations are replayed (side_effects.py)
             self.source.reconstruct(codegen)
             return
         for k, v in self.items.items():
@@ -105,6 +130,7 @@ class DictViewVariable(ListVariable):
     """``d.keys()`` / ``d.values()`` / ``d.items()``: iterable, not mutable."""
 
     def call_method(self, tx, name, args, kwargs):
-        if name in ("append", "extend", "insert", "pop", "__setitem__", "reverse"):
+        if name in ("append", "extend", "insert", "pop", "__setitem__", "reverse", "clear",
+                    "remove", "sort", "__delitem__"):
             unimplemented(f"dict views have no method {name}")
         return super().call_method(tx, name, args, kwargs)

@@ -236,10 +236,24 @@ class UserDefinedObjectVariable(VariableTracker):
     def python_type(self) -> type:
         return type(self.value)
 
+    def store_attr(self, tx, name, value) -> None:
+        """``obj.name = value``: recorded, replayed after the graph (plain ``__setattr__``
+        and a plain instance attribute only — anything else may run user code)."""
+        cls = type(self.value)
+        cls_attr = inspect.getattr_static(cls, name, None)
+        if cls.__setattr__ is not object.__setattr__ or not hasattr(self.value, "__dict__") \
+                or hasattr(cls_attr, "__set__") or hasattr(cls_attr, "__delete__"):
+            unimplemented(f"assigning attribute {name!r} of a {cls.__name__} (custom "
+                          "__setattr__, a property or slots)")
+        tx.output.side_effects.store_attr(self, name, value)
+
     def var_getattr(self, tx, name):
         from .builder import VariableBuilder
         from .functions import UserFunctionVariable, UserMethodVariable
 
+        written = tx.output.side_effects.load_attr(self, name)
+        if written is not None:  # assigned earlier in this trace
+            return written
         src = AttrSource(self.source, name) if self.source is not None else None
         # the class attribute as stored (getattr would turn a staticmethod into a function)
         cls_attr = inspect.getattr_static(type(self.value), name, None)

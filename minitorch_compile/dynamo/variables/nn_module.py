@@ -50,10 +50,31 @@ class NNModuleVariable(VariableTracker):
         return VariableBuilder(tx, _sub(self.source, "_modules", name))(
             self.module._modules[name])
 
+    def store_attr(self, tx, name, value) -> None:
+        """``self.name = value`` on a module: recorded and replayed (``Module.__setattr__``
+        then runs for real).  Parameters, submodules and ``training`` are not reassigned here."""
+        from .tensor import TensorVariable
+
+        d = self.module.__dict__
+        cls_attr = inspect.getattr_static(type(self.module), name, None)
+        if name in d.get("_parameters", {}) or name in d.get("_modules", {}) or \
+                name == "training" or hasattr(cls_attr, "__set__") or \
+                isinstance(value, NNModuleVariable) or (
+                    isinstance(value, TensorVariable) and name not in d.get("_buffers", {})
+                    and issubclass(value.class_type, _Parameter())):
+            unimplemented(f"assigning {name!r} of a Module (a parameter, submodule, training "
+                          "flag or property) inside compiled code")
+        if type(self.module).__setattr__ is not _Module().__setattr__:
+            unimplemented(f"assigning {name!r} of a Module with its own __setattr__")
+        tx.output.side_effects.store_attr(self, name, value)
+
     def var_getattr(self, tx, name):
         from .builder import VariableBuilder
         from .functions import UserFunctionVariable, UserMethodVariable
 
+        written = tx.output.side_effects.load_attr(self, name)
+        if written is not None:  # assigned earlier in this trace
+            return written
         m = self.module
         d = m.__dict__
         if name in d.get("_parameters", {}):
@@ -165,3 +186,15 @@ class ModuleSliceVariable(TupleVariable):
 
     def reconstruct(self, codegen) -> None:
         unimplemented("returning a slice of a module container from a compiled frame")
+
+
+def _Module():
+    from ...nn import Module
+
+    return Module
+
+
+def _Parameter():
+    from ...nn import Parameter
+
+    return Parameter
