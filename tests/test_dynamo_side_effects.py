@@ -176,6 +176,46 @@ PROGRAMS = {
             o.items.append(x * 2)
             return sum(o.items)
         """, lambda lib, ns: (lib.ones(3), _with(ns["Obj"](), items=[])), 1, 0),
+    "inner_list_after_outer_insert": ("""
+        def f(x, outer):
+            inner = outer[0]
+            outer.insert(0, "head")
+            inner.append(x + 1)
+            outer[1].append(2)
+            return x
+        """, lambda lib, ns: (lib.ones(3), [[0]]), 1, 0),
+    "attr_old_value_returned": ("""
+        def f(x, o):
+            old = o.v
+            o.v = x * 2
+            o.v = o.v + old
+            return old
+        """, lambda lib, ns: (lib.ones(3), _with(ns["Obj"](), v=lib.ones(3) * 3)), 1, 0),
+    "mutations_across_a_break": ("""
+        def f(x, lst, o):
+            lst.append(x.cos())
+            o.step = 1
+            print("between", len(lst), o.step)
+            lst.append(x.sin())
+            o.step = o.step + 1
+            return lst[0] + lst[1]
+        """, lambda lib, ns: (lib.ones(3), [], ns["Obj"]()), 2, 1),
+    "inlined_helper_mutates": ("""
+        def push(stack, v):
+            stack.append(v)
+            return len(stack)
+
+        def f(x, stack):
+            n = push(stack, x * 2)
+            n = push(stack, x * 3) + n
+            return x * n
+        """, lambda lib, ns: (lib.ones(3), []), 1, 0),
+    "dict_of_tensors_updated": ("""
+        def f(x, state):
+            state["h"] = state["h"] * 0.5 + x
+            state["steps"] = state["steps"] + 1
+            return state["h"].sum()
+        """, lambda lib, ns: (lib.ones(3), {"h": lib.zeros(3), "steps": 0}), 1, 0),
     "side_effect_then_graph_break": ("""
         def f(x, lst):
             lst.append(x + 1)

@@ -138,11 +138,12 @@ class PyCodegen:
         vt.reconstruct(self)
 
     def stash_new_containers(self, vts: list) -> None:
-        """Build every list/dict made while tracing that ``vts`` reach, once, into a local
-        (inner ones first): every later use — in either branch after a graph break too — is
-        then the same object, as in the program (``a.append(new); return new``)."""
+        """Build every list/dict made while tracing that ``vts`` reach more than once, once,
+        into a local (inner ones first): every use — in either branch after a graph break too
+        — is then the same object, as in the program (``a.append(new); return new``)."""
+        uses = _count_uses(vts)
         for vt in _post_order(vts):
-            if _is_new_mutable(vt) and id(vt) not in self.tempvars:
+            if _is_new_mutable(vt) and uses[id(vt)] > 1 and id(vt) not in self.tempvars:
                 self.reconstruct(vt)
                 self.stash(vt)
 
@@ -170,6 +171,27 @@ def _is_new_mutable(vt) -> bool:
     from .variables.lists import ListVariable
 
     return type(vt) in (ListVariable, ConstDictVariable) and vt.source is None
+
+
+def _count_uses(vts) -> dict:
+    """How many times each tracker is reached from ``vts`` (through sourceless containers)."""
+    from collections import Counter
+
+    from .variables.dicts import ConstDictVariable
+    from .variables.lists import BaseListVariable
+
+    uses, todo, expanded = Counter(), list(vts), set()
+    while todo:
+        vt = todo.pop()
+        uses[id(vt)] += 1
+        if id(vt) in expanded or getattr(vt, "source", None) is not None:
+            continue
+        expanded.add(id(vt))
+        if isinstance(vt, BaseListVariable):
+            todo.extend(vt.items)
+        elif isinstance(vt, ConstDictVariable):
+            todo.extend(vt.items.values())
+    return uses
 
 
 def _post_order(vts) -> list:

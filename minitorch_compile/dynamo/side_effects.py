@@ -159,7 +159,8 @@ class SideEffects:
             return any(name.startswith(p + "[") or name.startswith(p + ".") or
                        (rebound and name == p) for p, rebound in changed)
 
-        for vt in _walk(needed + self.values()):
+        targets = [e.target for e in self.effects.values() if e.kind in ("list", "dict", "attr")]
+        for vt in _walk(needed + self.values() + targets):
             if stale(vt) and id(vt) not in cg.tempvars:
                 cg.reconstruct(vt)
                 cg.stash(vt)
@@ -182,14 +183,14 @@ class SideEffects:
         for e, tmp in zip(self.effects.values(), temps):
             if e.kind == "list":  # lst[:] = new
                 cg.load_local(tmp)
-                e.target.source.reconstruct(cg)
+                cg.reconstruct(e.target)  # (a temporary if a store before changes its source)
                 cg.load_const(None)
                 cg.load_const(None)
                 cg.append(Instr("BUILD_SLICE", 2))
                 cg.append(Instr("STORE_SUBSCR"))
             elif e.kind == "dict":  # d.clear(); d.update(new)
                 for method, args in (("clear", ()), ("update", (tmp,))):
-                    cg.load_callable(lambda m=method: (e.target.source.reconstruct(cg),
+                    cg.load_callable(lambda m=method: (cg.reconstruct(e.target),
                                                        cg.load_attr(m)))
                     for a in args:
                         cg.load_local(a)
@@ -197,7 +198,7 @@ class SideEffects:
                     cg.append(Instr("POP_TOP"))
             elif e.kind == "attr":
                 cg.load_local(tmp)
-                e.target.source.reconstruct(cg)
+                cg.reconstruct(e.target)
                 cg.append(Instr("STORE_ATTR", e.name))
             elif e.kind == "global":
                 cg.load_local(tmp)
