@@ -143,7 +143,8 @@ class PyCodegen:
         — is then the same object, as in the program (``a.append(new); return new``)."""
         uses = _count_uses(vts)
         for vt in _post_order(vts):
-            if _is_new_mutable(vt) and uses[id(vt)] > 1 and id(vt) not in self.tempvars:
+            if _is_new_mutable(vt) and (uses[id(vt)] > 1 or _is_new_object(vt)) and \
+                    id(vt) not in self.tempvars:  # (a new object gets its stores replayed)
                 self.reconstruct(vt)
                 self.stash(vt)
 
@@ -170,7 +171,14 @@ def _is_new_mutable(vt) -> bool:
     from .variables.dicts import ConstDictVariable
     from .variables.lists import ListVariable
 
-    return type(vt) in (ListVariable, ConstDictVariable) and vt.source is None
+    return (type(vt) in (ListVariable, ConstDictVariable) and vt.source is None) or \
+        _is_new_object(vt)
+
+
+def _is_new_object(vt) -> bool:
+    from .variables.misc import NewObjectVariable
+
+    return isinstance(vt, NewObjectVariable)
 
 
 def _count_uses(vts) -> dict:

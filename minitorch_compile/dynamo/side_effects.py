@@ -54,7 +54,9 @@ class SideEffect:
         if self.kind in ("list", "dict"):
             return f"{self.kind} {self.target.source.name()} mutated"
         if self.kind == "attr":
-            return f"attribute {self.target.source.name()}.{self.name} assigned"
+            where = self.target.source.name() if self.target.source is not None else \
+                f"<new {type(self.target.value).__name__}>"
+            return f"attribute {where}.{self.name} assigned"
         if self.kind == "global":
             return f"global {self.name} assigned"
         return f"nonlocal {self.name} assigned"
@@ -65,6 +67,8 @@ class SideEffect:
         if self.kind in ("list", "dict"):
             return self.target.source.name(), False
         if self.kind == "attr":
+            if self.target.source is None:  # a new object: nothing reads it through a source
+                return "\0", True
             return f"{self.target.source.name()}.{self.name}", True
         return self.target.name(), True
 
@@ -94,7 +98,7 @@ class SideEffects:
         self.effects.setdefault(("obj", id(vt)), SideEffect(kind, vt))
 
     def store_attr(self, obj_vt, name: str, value) -> None:
-        if obj_vt.source is None:
+        if obj_vt.source is None and not _is_new_object(obj_vt):
             unimplemented(f"assigning attribute {name!r} of an object made while tracing")
         self.effects.pop(("attr", id(obj_vt), name), None)  # order: the latest write counts
         self.effects[("attr", id(obj_vt), name)] = SideEffect("attr", obj_vt, name, value)
@@ -132,24 +136,34 @@ class SideEffects:
 
     def values(self) -> list:
         """Trackers the replay needs (the graph must output the tensors among them)."""
-        out = []
-        for e in self.effects.values():
-            if e.kind == "list":
-                out.extend(e.target.items)
-            elif e.kind == "dict":
-                out.extend(e.target.items.values())
-            else:
-                out.append(e.value)
-        return out
+        return _values(self.effects.values())
+
+    def _live_effects(self, needed: list) -> list:
+        """The effects to replay: all on objects from outside the frame, and those on new
+        objects that escape — reachable from ``needed`` or from a replayed value."""
+        effects = list(self.effects.values())
+        outside = [e for e in effects if not _is_new_object(e.target)]
+        on_new: dict = {}
+        for e in effects:
+            if _is_new_object(e.target):
+                on_new.setdefault(id(e.target), []).append(e)
+        live, todo = set(), list(needed) + _values(outside)
+        while todo:
+            for vt in _walk([todo.pop()]):
+                if _is_new_object(vt) and id(vt) not in live:
+                    live.add(id(vt))
+                    todo.extend(_values(on_new.get(id(vt), [])))
+        return [e for e in effects if not _is_new_object(e.target) or id(e.target) in live]
 
     # ---------------------------------------------------------------- replay
     def codegen(self, cg, needed: list) -> None:
         """Emit the replay into ``cg``: first load every value (and every tracker in
         ``needed`` whose source a store changes) into temporaries, then do the stores."""
-        if not self.effects:
+        effects = self._live_effects(needed)
+        if not effects:
             cg.stash_new_containers(needed)
             return
-        changed = [e.changed_prefix() for e in self.effects.values()]
+        changed = [e.changed_prefix() for e in effects]
 
         def stale(vt) -> bool:
             src = getattr(vt, "source", None)
@@ -159,14 +173,15 @@ class SideEffects:
             return any(name.startswith(p + "[") or name.startswith(p + ".") or
                        (rebound and name == p) for p, rebound in changed)
 
-        targets = [e.target for e in self.effects.values() if e.kind in ("list", "dict", "attr")]
-        for vt in _walk(needed + self.values() + targets):
+        values = _values(effects)
+        targets = [e.target for e in effects if e.kind in ("list", "dict", "attr")]
+        for vt in _walk(needed + values + targets):
             if stale(vt) and id(vt) not in cg.tempvars:
                 cg.reconstruct(vt)
                 cg.stash(vt)
-        cg.stash_new_containers(needed + self.values())
+        cg.stash_new_containers(needed + values + targets)
         temps = []
-        for e in self.effects.values():
+        for e in effects:
             if e.kind == "list":
                 for item in e.target.items:
                     cg.reconstruct(item)
@@ -180,7 +195,7 @@ class SideEffects:
                 cg.reconstruct(e.value)
             temps.append(cg.new_temp())
             cg.store_local(temps[-1])
-        for e, tmp in zip(self.effects.values(), temps):
+        for e, tmp in zip(effects, temps):
             if e.kind == "list":  # lst[:] = new
                 cg.load_local(tmp)
                 cg.reconstruct(e.target)  # (a temporary if a store before changes its source)
@@ -206,6 +221,24 @@ class SideEffects:
             else:
                 cg.load_local(tmp)
                 _store_to_source(cg, e.target)
+
+
+def _values(effects) -> list:
+    out = []
+    for e in effects:
+        if e.kind == "list":
+            out.extend(e.target.items)
+        elif e.kind == "dict":
+            out.extend(e.target.items.values())
+        else:
+            out.append(e.value)
+    return out
+
+
+def _is_new_object(vt) -> bool:
+    from .variables.misc import NewObjectVariable
+
+    return isinstance(vt, NewObjectVariable)
 
 
 def _store_to_source(cg, source) -> None:

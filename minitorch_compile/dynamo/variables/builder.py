@@ -53,6 +53,10 @@ _BUILTIN_IDS = {id(v) for v in vars(builtins).values() if callable(v)} | \
     {id(v) for v in vars(operator).values() if callable(v)} | \
     {id(v) for v in vars(math).values() if callable(v)}
 
+from .iter import HANDLERS as _STDLIB  # noqa: E402
+
+_STDLIB_IDS = {id(v) for v in _STDLIB}
+
 
 class VariableBuilder:
     def __init__(self, tx, source, guard: bool = True):
@@ -129,6 +133,14 @@ class VariableBuilder:
         if isinstance(value, Module):
             self._guard("NN_MODULE", value=value)
             return NNModuleVariable(value, src)
+        if id(value) in _STDLIB_IDS:  # itertools.chain, functools.reduce, map, ... (iter.py)
+            from .iter import StdlibVariable
+
+            if isinstance(src, GlobalSource) and id(value) in _BUILTIN_IDS:
+                self._guard("BUILTIN_NOT_SHADOWED", value=value)
+            else:
+                self._guard("ID_MATCH", value=value)
+            return StdlibVariable(value, src)
         if id(value) in _BUILTIN_IDS and callable(value):
             if isinstance(src, GlobalSource):
                 self._guard("BUILTIN_NOT_SHADOWED", value=value)

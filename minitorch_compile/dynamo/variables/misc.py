@@ -185,11 +185,33 @@ class UserDefinedClassVariable(VariableTracker):
             if len(values) != len(fields):
                 unimplemented(f"TypeError: {cls.__qualname__}() is missing arguments")
             return NamedTupleVariable([values[f] for f in fields], cls)
+        if _plain_class(cls):  # a new object: built empty, its __init__ inlined
+            obj = NewObjectVariable(object.__new__(cls))
+            init = cls.__init__
+            if isinstance(init, types.FunctionType):
+                from .functions import UserMethodVariable
+
+                UserMethodVariable(init, obj).call_function(tx, list(args), dict(kwargs))
+            elif args or kwargs:
+                unimplemented(f"TypeError: {cls.__qualname__}() takes no arguments")
+            return obj
         unimplemented(f"creating an instance of {cls.__qualname__} inside compiled code is "
                       "not supported")
 
     def __repr__(self) -> str:
         return f"UserDefinedClassVariable({self.cls.__qualname__})"
+
+
+def _plain_class(cls: type) -> bool:
+    """A class whose instances can be made while tracing: created by ``object.__new__``,
+    attributes set by plain ``object.__setattr__`` into a ``__dict__``, ``__init__`` in Python
+    (or none) — e.g. a plain class or a (non-frozen) dataclass."""
+    from ...nn import Module
+
+    return type(cls) is type and cls.__new__ is object.__new__ and \
+        cls.__setattr__ is object.__setattr__ and "__slots__" not in vars(cls) and \
+        not issubclass(cls, (Module, BaseException)) and \
+        (cls.__init__ is object.__init__ or isinstance(cls.__init__, types.FunctionType))
 
 
 class SuperVariable(VariableTracker):
@@ -309,3 +331,20 @@ class CFunctionVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"CFunctionVariable({getattr(self.fn, '__qualname__', self.fn)})"
+
+
+class NewObjectVariable(UserDefinedObjectVariable):
+    """An instance of a plain user class created while tracing.  ``value`` is a real, empty
+    instance (made by ``object.__new__``, no user code run) used only for its class; every
+    attribute its ``__init__`` and the program set is a recorded store (``side_effects``).  If
+    the object escapes the frame, the transformed code builds it with ``object.__new__(cls)``
+    and replays those stores on it."""
+
+    def reconstruct(self, codegen) -> None:
+        cls = type(self.value)
+        codegen.load_global_object("___object_new", object.__new__)
+        codegen.load_global_object(f"___cls_{cls.__name__}_{id(cls)}", cls, push_null=False)
+        codegen.call(1)
+
+    def __repr__(self) -> str:
+        return f"NewObjectVariable({type(self.value).__qualname__})"
