@@ -171,8 +171,12 @@ def _is_new_mutable(vt) -> bool:
     from .variables.dicts import ConstDictVariable
     from .variables.lists import ListVariable
 
-    return (type(vt) in (ListVariable, ConstDictVariable) and vt.source is None) or \
-        _is_new_object(vt)
+    from .variables.dicts import DefaultDictVariable
+    from .variables.lists import DequeVariable
+    from .variables.sets import SetVariable
+
+    return (type(vt) in (ListVariable, ConstDictVariable, DefaultDictVariable, DequeVariable,
+                         SetVariable) and vt.source is None) or _is_new_object(vt)
 
 
 def _is_new_object(vt) -> bool:

@@ -228,6 +228,16 @@ class BuiltinVariable(VariableTracker):
     def _call_list(self, tx, seq=None):
         return ListVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
 
+    def _call_set(self, tx, seq=None):
+        from .sets import SetVariable
+
+        return SetVariable.of(tx, seq.unpack_var_sequence(tx) if seq is not None else [])
+
+    def _call_frozenset(self, tx, seq=None):
+        from .sets import SetVariable
+
+        return SetVariable.of(tx, seq.unpack_var_sequence(tx) if seq is not None else [], True)
+
     def _call_dict(self, tx, *args, **kwargs):
         items = {}
         if args:
@@ -462,6 +472,10 @@ def _same_object(a, b):
 def _wrap_const(value):
     if is_constant_value(value):
         return ConstantVariable(value)
+    if isinstance(value, (set, frozenset)):
+        from .sets import SetVariable
+
+        return SetVariable(value, isinstance(value, frozenset))
     if isinstance(value, range):
         return RangeVariable(value)
     if isinstance(value, (tuple, list)) and all(is_constant_value(v) for v in value):

@@ -162,6 +162,57 @@ class ListVariable(BaseListVariable):
         return super().call_method(tx, name, args, kwargs)
 
 
+class DequeVariable(ListVariable):
+    """``collections.deque(items)`` made while tracing (no ``maxlen``)."""
+
+    import collections as _c
+    python_cls = _c.deque
+    del _c
+
+    def new_like(self, items):
+        return DequeVariable(items)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "appendleft":
+            self._mutate(tx)
+            self.items.insert(0, args[0])
+            return ConstantVariable(None)
+        if name == "popleft":
+            if not self.items:
+                unimplemented("IndexError: pop from an empty deque, inside traced code")
+            self._mutate(tx)
+            return self.items.pop(0)
+        if name == "extendleft":
+            self._mutate(tx)
+            for item in args[0].unpack_var_sequence(tx):
+                self.items.insert(0, item)
+            return ConstantVariable(None)
+        if name == "rotate":
+            n = args[0].as_python_constant() if args else 1
+            self._mutate(tx)
+            if self.items:
+                n %= len(self.items)
+                self.items[:] = self.items[-n:] + self.items[:-n] if n else self.items
+            return ConstantVariable(None)
+        if name == "copy":
+            return DequeVariable(list(self.items))
+        if name in ("insert", "sort", "index") or (name == "__getitem__" and isinstance(
+                args[0].as_python_constant(), slice)):
+            if name == "sort" or name == "__getitem__":
+                unimplemented(f"deque.{name} is not supported")
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen) -> None:
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
+        codegen.load_global_object("___deque", self.python_cls)
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.build(list, len(self.items))
+        codegen.call(1)
+
+
 class TupleVariable(BaseListVariable):
     python_cls = tuple
 

@@ -185,6 +185,9 @@ class UserDefinedClassVariable(VariableTracker):
             if len(values) != len(fields):
                 unimplemented(f"TypeError: {cls.__qualname__}() is missing arguments")
             return NamedTupleVariable([values[f] for f in fields], cls)
+        made = _new_collection(tx, cls, args, kwargs)
+        if made is not None:
+            return made
         if _plain_class(cls):  # a new object: built empty, its __init__ inlined
             obj = NewObjectVariable(object.__new__(cls))
             init = cls.__init__
@@ -200,6 +203,34 @@ class UserDefinedClassVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"UserDefinedClassVariable({self.cls.__qualname__})"
+
+
+def _new_collection(tx, cls, args, kwargs):
+    """``OrderedDict(...)``, ``defaultdict(factory, ...)``, ``deque(items)`` made while
+    tracing: dict and list trackers that rebuild as their class."""
+    import collections
+
+    from .dicts import ConstDictVariable, DefaultDictVariable
+    from .lists import DequeVariable
+
+    if cls is collections.OrderedDict:
+        from .builtin import BuiltinVariable
+
+        d = BuiltinVariable(dict).call_function(tx, list(args), dict(kwargs))
+        return ConstDictVariable(d.items, None, collections.OrderedDict)
+    if cls is collections.defaultdict:
+        from .builtin import BuiltinVariable
+
+        factory = args[0] if args else ConstantVariable(None)
+        d = BuiltinVariable(dict).call_function(tx, list(args[1:]), dict(kwargs))
+        if factory.is_python_constant() and factory.as_python_constant() is None:
+            return ConstDictVariable(d.items, None, collections.defaultdict)  # no factory
+        return DefaultDictVariable(factory, d.items)
+    if cls is collections.deque:
+        if kwargs or len(args) > 1:
+            unimplemented("deque(maxlen=...) inside compiled code")
+        return DequeVariable(args[0].unpack_var_sequence(tx) if args else [])
+    return None
 
 
 def _plain_class(cls: type) -> bool:
