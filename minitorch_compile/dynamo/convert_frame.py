@@ -29,6 +29,7 @@ from bytecode import Bytecode, Instr, Label
 
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
+from . import config
 from ._logging import get_logger, warn_user
 from .codegen import PyCodegen, assemble
 from .exc import CompilerFallbackWarning, InternalTorchDynamoError, RestartAnalysis, Unsupported
@@ -212,7 +213,7 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
                                reason=e.reason, user_line=e.user_line)
             break
         except Exception as e:
-            if fullgraph:
+            if fullgraph or not config.suppress_errors:
                 raise InternalTorchDynamoError(
                     f"internal error while compiling {code.co_name}: {type(e).__name__}: {e}"
                 ) from e

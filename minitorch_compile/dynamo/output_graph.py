@@ -104,6 +104,8 @@ class OutputGraph:
         different size at that dim (the first compile is static), or when
         ``mark_dynamic(t, dim)`` asked for it.
         """
+        from . import config
+
         if self.dynamic is False:
             return ()
         shape = tuple(value._data.shape)
@@ -111,7 +113,7 @@ class OutputGraph:
         if self.dynamic is True:
             marked |= set(range(len(shape)))
         prev = self.frame_state.get(source.name())
-        if prev is not None and len(prev[0]) == len(shape):
+        if prev is not None and len(prev[0]) == len(shape) and config.automatic_dynamic_shapes:
             old_shape, old_dynamic = prev
             marked |= {d for d, (a, b) in enumerate(zip(old_shape, shape)) if a != b}
             marked |= set(old_dynamic)
@@ -123,8 +125,10 @@ class OutputGraph:
         key = f"int {source.name()}"
         prev = self.frame_state.get(key)
         self.int_inputs[key] = value
-        if self.dynamic is False or value in (0, 1) or (
-                self.dynamic is not True and (prev is None or prev == value)):
+        from . import config
+
+        if self.dynamic is False or value in (0, 1) or (self.dynamic is not True and (
+                prev is None or prev == value or not config.automatic_dynamic_shapes)):
             return None
         self.guards.add("TYPE_MATCH", source, value=value)
         name = source.placeholder_name()
