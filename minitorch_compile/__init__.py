@@ -28,6 +28,11 @@ from . import fx, viz, aot
 from . import dynamo
 from . import inductor
 from .dynamo import compile
+import sys as _sys
+
+_dynamo = dynamo  # torch's name: `import minitorch_compile as torch; torch._dynamo.reset()`
+_sys.modules[__name__ + "._dynamo"] = dynamo
+_sys.modules[__name__ + "._dynamo.config"] = dynamo.config
 from .dynamo._logging import set_logs
 from ._device import _register_device_module, get_default_device, set_default_device
 from . import utils

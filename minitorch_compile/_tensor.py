@@ -56,10 +56,20 @@ class Tensor:
         if "__torch_dispatch__" in cls.__dict__:
             cls._has_torch_dispatch = True
 
-    def __init__(self, data=None, *, device=None, requires_grad: bool = False):
-        """``Tensor(ndarray)`` wraps an array; prefer ``mtc.tensor(data)``."""
+    def __init__(self, data=None, *sizes, device=None, requires_grad: bool = False):
+        """``Tensor(ndarray)`` wraps an array; prefer ``mtc.tensor(data)``.  torch's legacy
+        forms work too, always in the default dtype: ``Tensor([True, False])`` is
+        ``tensor([1., 0.])``, ``Tensor(2, 3)`` a 2x3 tensor (zeros here; torch leaves the memory
+        uninitialized), ``Tensor()`` an empty one."""
+        default = _dtype.get_default_dtype().np
         if data is None:
-            data = np.empty((0,), dtype=_dtype.get_default_dtype().np)
+            data = np.empty((0,), dtype=default)
+        elif isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+            data = np.zeros((int(data),) + tuple(int(s) for s in sizes), dtype=default)
+        elif sizes:
+            raise TypeError(f"Tensor(): sizes must be ints, got {data!r} and {sizes!r}")
+        elif isinstance(data, (list, tuple)):
+            data = np.asarray(data, dtype=default)
         if not isinstance(data, np.ndarray):
             data = np.asarray(data)
         from_numpy_dtype(data.dtype)

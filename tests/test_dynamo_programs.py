@@ -1577,13 +1577,24 @@ def p_is_leaf(x):
     return x.is_leaf, (x * 2).is_leaf
 
 
+@pytest.mark.parametrize("fn,args,effect", [
+    (p_mutate_input_list, lambda: ([rg(2)],), "list L['xs'] mutated"),
+    (p_setattr_module, lambda: (rg(2), Affine(2)), "attribute L['mod'].scale assigned"),
+    (p_global_write, lambda: (rg(2),), "global GLOBAL_K assigned"),
+])
+def test_side_effects_are_replayed_without_a_break(fn, args, effect):
+    """Mutating an input list, a module attribute or a global no longer breaks anything: the
+    mutation is replayed after the graph (``side_effects.py``), and results equal eager."""
+    compile_and_compare(fn, *args())
+    entry = mtc.dynamo.cache_entries(fn)[0]
+    assert not entry.is_eager and entry.graph_break is None
+    assert effect in entry.side_effects
+
+
 @pytest.mark.parametrize("fn,args,reason", [
     (p_data_dependent_if, lambda: (rg(3),), "data-dependent"),
     (p_item, lambda: (rg(3),), "item"),
     (p_print, lambda: (rg(3),), "print()"),
-    (p_mutate_input_list, lambda: ([rg(2)],), "mutating the input list"),
-    (p_setattr_module, lambda: (rg(2), Affine(2)), "assigning attribute 'scale'"),
-    (p_global_write, lambda: (rg(2),), "assigning the global 'GLOBAL_K'"),
     (p_is_leaf, lambda: (rg(2) * 2,), "is_leaf of a graph input"),
     (p_raise, lambda: (rg(2),), "ValueError raised inside traced code and not caught"),
 ])

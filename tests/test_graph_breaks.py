@@ -356,10 +356,6 @@ BREAKS = [
     (b_repr, lambda: (rg(4),), 2, "repr()", "text = repr(y)"),
     (b_sorted, lambda: (rg(4),), 2, "sorted()", "parts = sorted(y)"),
     (b_math_of_tensor, lambda: (rg(4),), 2, "sqrt()", "n = math.sqrt(y.sum())"),
-    (b_store_attr, lambda: (rg(4), Box()), 2, "assigning attribute 'seen'", "obj.seen = 3"),
-    (b_store_global, lambda: (rg(4),), 2, "assigning the global 'LAST_SHAPE'",
-     "LAST_SHAPE = tuple(y.shape)"),
-    (b_store_subscr, lambda: (rg(4), [None]), 2, "", "box[0] = y"),
     (b_format, lambda: (rg(4),), 2, "into a string", 'text = f"{y.sum()}"'),
     (b_bool, lambda: (rg(4),), 2, "bool() of a tensor", "b = bool(y.sum() > 0)"),
     (b_int, lambda: (rg(4),), 2, "int() of a tensor", "return y * int(y.sum() > 0)"),
@@ -387,6 +383,18 @@ def test_each_construct_breaks_the_graph(fn, args, graphs, reason, line):
     assert entry.resume_functions  # the frame continues in a resume function
     for code in entry.resume_functions.values():
         assert RESUME_INFO[code].original is fn.__code__
+
+
+@pytest.mark.parametrize("fn, args", [(b_store_attr, lambda: (rg(4), Box())),
+                                      (b_store_global, lambda: (rg(4),)),
+                                      (b_store_subscr, lambda: (rg(4), [None]))],
+                         ids=["b_store_attr", "b_store_global", "b_store_subscr"])
+def test_stores_are_side_effects_replayed_not_breaks(fn, args):
+    """Attribute, global and item stores on objects from outside the frame are recorded and
+    replayed after the one graph (``side_effects.py``), as torch does."""
+    check_breaks(fn, args(), graphs=1)
+    entry = mtc.dynamo.cache_entries(fn)[0]
+    assert entry.graph_break is None and entry.side_effects
 
 
 COUNTER = 0

@@ -16,7 +16,7 @@ Mirrors ``torch/_dynamo``.  Read in this order:
 * ``explain``, ``backends/``, ``_logging``.
 """
 
-from . import exc
+from . import config, exc
 from ._logging import set_logs
 from .backends.registry import list_backends, lookup_backend, register_backend
 from .convert_frame import CacheEntry
@@ -31,6 +31,6 @@ from .eval_frame import (
 )
 from .explain import ExplainOutput, explain
 
-__all__ = ["compile", "reset", "explain", "ExplainOutput", "cache_entries", "CacheEntry",
+__all__ = ["config", "compile", "reset", "explain", "ExplainOutput", "cache_entries", "CacheEntry",
            "register_backend", "lookup_backend", "list_backends", "set_logs", "exc",
            "RECOMPILE_LIMIT", "disable_compilation", "mark_dynamic", "maybe_mark_dynamic"]

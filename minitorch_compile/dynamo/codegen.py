@@ -37,6 +37,10 @@ class PyCodegen:
         self.output = output
         self.instructions: list = []
         self.graph_output_index: dict[int, int] = {}  # id(node) -> index in graph outputs
+        # id(tracker) -> local holding its value: a new list/dict is built once and shared
+        # (identity), and values a side-effect replay would change are loaded before it
+        self.tempvars: dict[int, str] = {}
+        self._n_temps = 0
 
     def append(self, *instrs) -> None:
         self.instructions.extend(instrs)
@@ -116,8 +120,33 @@ class PyCodegen:
         name = versions.this("POP_JUMP_IF_TRUE" if truth else "POP_JUMP_IF_FALSE")
         self.append(Instr(name, label, lineno=lineno))
 
+    def new_temp(self) -> str:
+        self._n_temps += 1
+        return f"___tmp_var_{self._n_temps}"
+
+    def stash(self, vt) -> None:
+        """Pop the value of ``vt`` into a new local; later ``reconstruct(vt)`` reloads it."""
+        name = self.new_temp()
+        self.store_local(name)
+        self.tempvars[id(vt)] = name
+
     def reconstruct(self, vt) -> None:
+        name = self.tempvars.get(id(vt))
+        if name is not None:
+            self.load_local(name)
+            return
         vt.reconstruct(self)
+
+    def stash_new_containers(self, vts: list) -> None:
+        """Build every list/dict made while tracing that ``vts`` reach more than once, once,
+        into a local (inner ones first): every use — in either branch after a graph break too
+        — is then the same object, as in the program (``a.append(new); return new``)."""
+        uses = _count_uses(vts)
+        for vt in _post_order(vts):
+            if _is_new_mutable(vt) and (uses[id(vt)] > 1 or _is_new_object(vt)) and \
+                    id(vt) not in self.tempvars:  # (a new object gets its stores replayed)
+                self.reconstruct(vt)
+                self.stash(vt)
 
     def reconstruct_tensor(self, vt) -> None:
         idx = self.graph_output_index.get(id(vt.proxy))
@@ -138,6 +167,66 @@ class PyCodegen:
             src.reconstruct(self)
         self.call(len(input_sources))
         self.store_local(GRAPH_OUT)
+
+
+def _is_new_mutable(vt) -> bool:
+    from .variables.dicts import ConstDictVariable, DefaultDictVariable
+    from .variables.lists import DequeVariable, ListVariable
+    from .variables.sets import SetVariable
+
+    return (type(vt) in (ListVariable, ConstDictVariable, DefaultDictVariable, DequeVariable,
+                         SetVariable) and vt.source is None) or _is_new_object(vt)
+
+
+def _is_new_object(vt) -> bool:
+    from .variables.misc import NewObjectVariable
+
+    return isinstance(vt, NewObjectVariable)
+
+
+def _count_uses(vts) -> dict:
+    """How many times each tracker is reached from ``vts`` (through sourceless containers)."""
+    from collections import Counter
+
+    from .variables.dicts import ConstDictVariable
+    from .variables.lists import BaseListVariable
+
+    uses, todo, expanded = Counter(), list(vts), set()
+    while todo:
+        vt = todo.pop()
+        uses[id(vt)] += 1
+        if id(vt) in expanded or getattr(vt, "source", None) is not None:
+            continue
+        expanded.add(id(vt))
+        if isinstance(vt, BaseListVariable):
+            todo.extend(vt.items)
+        elif isinstance(vt, ConstDictVariable):
+            todo.extend(vt.items.values())
+    return uses
+
+
+def _post_order(vts) -> list:
+    from .variables.dicts import ConstDictVariable
+    from .variables.lists import BaseListVariable
+
+    out, seen = [], set()
+
+    def visit(vt):
+        if id(vt) in seen:
+            return
+        seen.add(id(vt))
+        if getattr(vt, "source", None) is None:
+            if isinstance(vt, BaseListVariable):
+                for i in vt.items:
+                    visit(i)
+            elif isinstance(vt, ConstDictVariable):
+                for i in vt.items.values():
+                    visit(i)
+        out.append(vt)
+
+    for v in vts:
+        visit(v)
+    return out
 
 
 def assemble(bc: Bytecode, keep_try_depths: bool = False,

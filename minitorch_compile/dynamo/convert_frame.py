@@ -30,6 +30,7 @@ from bytecode import Bytecode, Instr, Label
 
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
+from . import config
 from ._logging import get_logger, warn_user
 from .codegen import PyCodegen, assemble
 from .exc import CompilerFallbackWarning, InternalTorchDynamoError, RestartAnalysis, Unsupported
@@ -66,6 +67,7 @@ class CacheEntry:
     fullgraph: bool = False
     functions: dict = field(default_factory=dict)  # id(original fn) -> transformed function
     graph_break: object = None  # the Unsupported that ended this frame's graph, if any
+    side_effects: list = field(default_factory=list)  # what the transformed code replays
 
     @property
     def is_eager(self) -> bool:
@@ -156,6 +158,7 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
         cg.load_const(output.final_grad_enabled)
         cg.call(1)
         cg.append(Instr("POP_TOP"))
+    output.side_effects.codegen(cg, [return_vt])  # list/dict/attribute/global writes
     if tx is not None and tx.graph_break is not None:
         emit_graph_break(cg, tx, tx.graph_break, backend)
     else:
@@ -216,7 +219,7 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
                                reason=e.reason, user_line=e.user_line)
             break
         except Exception as e:
-            if fullgraph:
+            if fullgraph or not config.suppress_errors:
                 raise InternalTorchDynamoError(
                     f"internal error while compiling {code.co_name}: {type(e).__name__}: {e}"
                 ) from e
@@ -254,11 +257,15 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
         compiling_fullgraph.reset(token)
         output.restore_global_state()
     _add_shape_guards(output)
+    distinct = output.side_effects.sources_to_keep_distinct()
+    if not output.side_effects.is_empty() and len(distinct) > 1:  # a write through one must
+        output.guards.add("NO_ALIASING", None, value=distinct)  # not be missed by the other
     guard = output.guards.build(fn.__globals__)
     output.install_globals()
     entry = CacheEntry(guard, code, new_code, output.gm, output.compiled_fn_name, backend,
                        fullgraph=fullgraph,
-                       graph_break=tx.graph_break.reason if tx.graph_break else None)
+                       graph_break=tx.graph_break.reason if tx.graph_break else None,
+                       side_effects=output.side_effects.describe())
     _log_entry(entry)
     return entry
 

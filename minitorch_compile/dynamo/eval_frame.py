@@ -24,13 +24,14 @@ import functools
 import types
 
 from ..report.trace import record_recompile
+from . import config
 from ._identity import IdentityDict
 from ._logging import get_logger, warn_user
 from .backends.registry import lookup_backend
 from .convert_frame import CacheEntry, convert_frame
 from .exc import CompilerFallbackWarning
 
-RECOMPILE_LIMIT = 8  # torch's cache_size_limit
+RECOMPILE_LIMIT = 8  # the default of config.cache_size_limit (torch's name), which is read
 
 # per code object *identity* (equal code from another module has other globals)
 _CACHE = IdentityDict()  # code -> list[CacheEntry]
@@ -167,11 +168,11 @@ class _JitFunction:
                 # fullgraph never settles for an eager or broken entry
                 return self._run(entry, args, kwargs)
         mine = [e for e in entries if e.backend is self.backend]
-        if len(mine) >= RECOMPILE_LIMIT:
+        if len(mine) >= config.cache_size_limit:
             if not self._warned_limit:
                 self._warned_limit = True
                 warn_user(f"mtc.compile: {code.co_name} reached the recompile limit "
-                          f"({RECOMPILE_LIMIT} entries); running it eagerly from now on. "
+                          f"({config.cache_size_limit} entries); running it eagerly from now on. "
                           f"Last guard failure: {mine[-1].guard.failure_reason(L)}",
                           CompilerFallbackWarning)
             return self.fn(*args, **kwargs)

@@ -32,6 +32,7 @@ class ExplainOutput:
     ops_per_graph: list = field(default_factory=list)
     out_guards: list = field(default_factory=list)
     compile_times: str = ""
+    side_effects: list = field(default_factory=list)  # replayed after the graphs
 
     def __str__(self) -> str:
         lines = [f"Graph Count: {self.graph_count}",
@@ -46,6 +47,9 @@ class ExplainOutput:
         for i, ops in enumerate(self.ops_per_graph, 1):
             lines.append(f"  Ops {i}:")
             lines.extend(f"    {op}" for op in ops)
+        if self.side_effects:
+            lines.append("Side Effects (replayed after the graph):")
+            lines.extend(f"  {s}" for s in self.side_effects)
         lines.append("Out Guards:")
         for i, g in enumerate(self.out_guards, 1):
             lines.append(f"  Guard {i}:")
@@ -96,6 +100,7 @@ def explain(fn, *extra_args, **extra_kwargs):
                                                      e.graph_break.user_line))
             # a frame that runs eagerly as a whole (torch: a skipped frame) is no graph break
             out.out_guards.extend(e.guard.guard_set.guards)
+            out.side_effects.extend(e.side_effects)
         # torch 2.13 counts the cuts between graphs (-1 when nothing compiled), while
         # ``break_reasons`` lists every frame's break, a break inside an inlined call in both
         out.graph_break_count = len(graphs) - 1

@@ -30,6 +30,7 @@ NN_MODULE          identity and ``training`` flag
 HASATTR            ``hasattr(obj, name)`` is what it was (``getattr`` with a default, ``hasattr``)
 DUPLICATE_INPUT    ``v is w``: one tensor reached through two sources (one graph input)
 NO_TENSOR_ALIAS..  the distinct input tensors are still distinct objects
+NO_ALIASING        the distinct lists/dicts/objects a side effect assumed are still distinct
 BUILTIN_NOT_SH..   a builtin read via a global name is not shadowed by a global of that name
 GRAD_MODE          grad mode is what it was while tracing
 DEFAULT_DTYPE      ``mtc.get_default_dtype()`` is what it was (factories like ``mtc.zeros``)
@@ -226,6 +227,9 @@ class GuardSet:
 
     def _build_NO_TENSOR_ALIASING(self, name, value):
         yield Guard("NO_TENSOR_ALIASING", "", f"___no_aliasing({', '.join(value)})")
+
+    def _build_NO_ALIASING(self, name, value):
+        yield Guard("NO_ALIASING", "", f"___no_aliasing({', '.join(value)})")
 
     def _build_HASATTR(self, name, value):
         base, member = name.rsplit(".", 1)  # L['obj'].k -> L['obj'], 'k'

@@ -181,8 +181,9 @@ class OpcodeHandlers(BuildAndCallHandlers):
         for vt in versions.callable_and_null(value, NullVariable()) if push_null else [value]:
             self.push(vt)
 
-    def STORE_GLOBAL(self, inst):
-        unimplemented(f"assigning the global {inst.arg!r} (a side effect) is not supported")
+    def STORE_GLOBAL(self, inst):  # a side effect, replayed after the graph
+        value = self.pop()
+        self.output.side_effects.store_global(self.global_source(inst.arg), inst.arg, value)
 
     def _cell(self, name: str):
         if name in self.closure_cells:
@@ -264,10 +265,18 @@ class OpcodeHandlers(BuildAndCallHandlers):
         else:
             self.push(self.deref(name))
 
-    def STORE_ATTR(self, inst):
-        obj = self.pop()
-        unimplemented(f"assigning attribute {inst.arg!r} of {obj} (a side effect) is not "
-                      "supported")
+    def STORE_ATTR(self, inst):  # ``obj.name = value``: a side effect, replayed after the graph
+        obj, value = self.pop(), self.pop()
+        store = getattr(obj, "store_attr", None)
+        if store is None:
+            unimplemented(f"assigning attribute {inst.arg!r} of {obj} is not supported")
+        store(self, inst.arg, value)
+
+    def DELETE_SUBSCR(self, inst):
+        key, obj = self.pop(), self.pop()
+        if isinstance(obj, TensorVariable):
+            unimplemented("del on a tensor item")
+        obj.call_method(self, "__delitem__", [key], {})
 
     # ================================================================ subscripts and slices
     def BINARY_SUBSCR(self, inst):

@@ -29,6 +29,19 @@ class BuildAndCallHandlers:
     def BUILD_LIST(self, inst):
         self.push(ListVariable(self.popn(inst.arg)))
 
+    def BUILD_SET(self, inst):
+        from .variables.sets import SetVariable
+
+        self.push(SetVariable.of(self, self.popn(inst.arg)))
+
+    def SET_ADD(self, inst):  # a set comprehension
+        value = self.pop()
+        self.stack[-inst.arg].call_method(self, "add", [value], {})
+
+    def SET_UPDATE(self, inst):  # {*a, *b}
+        value = self.pop()
+        self.stack[-inst.arg].call_method(self, "update", [value], {})
+
     def BUILD_MAP(self, inst):
         items = self.popn(2 * inst.arg)
         self.push(ConstDictVariable({items[i].as_python_constant(): items[i + 1]

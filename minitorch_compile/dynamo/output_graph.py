@@ -29,6 +29,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .exc import Unsupported, unimplemented
+from .side_effects import SideEffects
 from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
@@ -93,6 +94,7 @@ class OutputGraph:
         self.dynamic = None
         self.frame_state: dict = {}
         self.int_inputs: dict = {}  # "int <source>" -> value seen (or "dynamic")
+        self.side_effects = SideEffects()  # mutations to replay after the graph
 
     def dynamic_dims(self, source, value: Tensor) -> tuple:
         """Which dims of an input tensor become symbols.
@@ -102,6 +104,8 @@ class OutputGraph:
         different size at that dim (the first compile is static), or when
         ``mark_dynamic(t, dim)`` asked for it.
         """
+        from . import config
+
         if self.dynamic is False:
             return ()
         shape = tuple(value._data.shape)
@@ -109,7 +113,7 @@ class OutputGraph:
         if self.dynamic is True:
             marked |= set(range(len(shape)))
         prev = self.frame_state.get(source.name())
-        if prev is not None and len(prev[0]) == len(shape):
+        if prev is not None and len(prev[0]) == len(shape) and config.automatic_dynamic_shapes:
             old_shape, old_dynamic = prev
             marked |= {d for d, (a, b) in enumerate(zip(old_shape, shape)) if a != b}
             marked |= set(old_dynamic)
@@ -121,8 +125,10 @@ class OutputGraph:
         key = f"int {source.name()}"
         prev = self.frame_state.get(key)
         self.int_inputs[key] = value
-        if self.dynamic is False or value in (0, 1) or (
-                self.dynamic is not True and (prev is None or prev == value)):
+        from . import config
+
+        if self.dynamic is False or value in (0, 1) or (self.dynamic is not True and (
+                prev is None or prev == value or not config.automatic_dynamic_shapes)):
             return None
         self.guards.add("TYPE_MATCH", source, value=value)
         name = source.placeholder_name()
@@ -294,6 +300,8 @@ class OutputGraph:
                 collect(vt.obj)  # a bound attribute (``t.item``) on the stack at a break
 
         collect(return_vt)
+        for vt in self.side_effects.values():  # tensors the replay stores
+            collect(vt)
         self.output_vts = outputs
         if not self.has_ops():
             return

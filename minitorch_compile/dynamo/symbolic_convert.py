@@ -179,6 +179,9 @@ class InstructionTranslatorBase(ExceptionOpcodes, OpcodeHandlers):
         return GetItemSource(GlobalSource(self.output.globals_dict_name(self.f_globals)), name)
 
     def load_global_value(self, name: str):
+        written = self.output.side_effects.load_global(self.global_source(name))
+        if written is not None:  # assigned earlier in this trace (replayed after the graph)
+            return written
         if name in self.f_globals:
             return VariableBuilder(self, self.global_source(name))(self.f_globals[name])
         import builtins
@@ -354,16 +357,23 @@ class InstructionTranslator(InstructionTranslatorBase):
             return
         super().materialize_local(name)
 
-    def deref(self, name: str):
+    def _frame_cell(self, name: str) -> None:
         if name in self.frame_closure and name not in self.closure_cells:
             vt = VariableBuilder(self, FreeVarSource(name))(self.frame_closure[name])
-            self.closure_cells[name] = ValueCell(vt)
+            self.closure_cells[name] = ValueCell(vt, self, name)
+
+    def deref(self, name: str):
+        self._frame_cell(name)
         return super().deref(name)
+
+    def STORE_DEREF(self, inst):  # a free variable of the frame: a nonlocal side effect
+        self._frame_cell(inst.arg.name)
+        super().STORE_DEREF(inst)
 
     def push_closure_cell(self, name: str) -> None:
         if name in self.frame_closure and name not in self.closure_cells:
             vt = VariableBuilder(self, FreeVarSource(name))(self.frame_closure[name])
-            self.closure_cells[name] = ValueCell(vt)
+            self.closure_cells[name] = ValueCell(vt, self, name)
         if name not in self.closure_cells and name not in self.symbolic_locals:
             self.materialize_local(name)
         super().push_closure_cell(name)

@@ -59,6 +59,10 @@ _BUILTIN_IDS = {id(v) for v in vars(builtins).values() if callable(v)} | \
     {id(v) for v in vars(operator).values() if callable(v)} | \
     {id(v) for v in vars(math).values() if callable(v)}
 
+from .iter import HANDLERS as _STDLIB  # noqa: E402
+
+_STDLIB_IDS = {id(v) for v in _STDLIB}
+
 
 class VariableBuilder:
     def __init__(self, tx, source, guard: bool = True):
@@ -73,7 +77,15 @@ class VariableBuilder:
             cached = out.source_cache.get(key)
             if cached is not None:
                 return cached
+            if _is_mutable(value):  # one tracker per object, so writes are seen everywhere
+                seen = out.side_effects.lookup(value)
+                if seen is not None and seen.source is not None:
+                    self._guard("DUPLICATE_INPUT", value=seen.source)
+                    out.source_cache[key] = seen
+                    return seen
             vt = self._wrap(value)
+            if _is_mutable(value):
+                out.side_effects.track(value, vt)
             out.source_cache[key] = vt
             return vt
         return self._wrap(value)
@@ -136,6 +148,14 @@ class VariableBuilder:
         if isinstance(value, Module):
             self._guard("NN_MODULE", value=value)
             return NNModuleVariable(value, src)
+        if id(value) in _STDLIB_IDS:  # itertools.chain, functools.reduce, map, ... (iter.py)
+            from .iter import StdlibVariable
+
+            if isinstance(src, GlobalSource) and id(value) in _BUILTIN_IDS:
+                self._guard("BUILTIN_NOT_SHADOWED", value=value)
+            else:
+                self._guard("ID_MATCH", value=value)
+            return StdlibVariable(value, src)
         if id(value) in _BUILTIN_IDS and callable(value):
             if isinstance(src, GlobalSource):
                 self._guard("BUILTIN_NOT_SHADOWED", value=value)
@@ -181,6 +201,18 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
+
+
+def _is_mutable(value) -> bool:
+    """Objects whose mutation while tracing is a side effect to replay."""
+    from ...nn import Module
+
+    if type(value) in (list, dict) or isinstance(value, Module):
+        return True
+    return type(value).__module__ not in ("builtins",) and not isinstance(
+        value, (Tensor, type, types.ModuleType, types.FunctionType, types.MethodType,
+                types.BuiltinFunctionType)) and not is_constant_value(value) and \
+        hasattr(value, "__dict__")
 
 
 def wrap_constant_attr(vt, name):

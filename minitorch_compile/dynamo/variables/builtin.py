@@ -56,7 +56,7 @@ MATH_FUNCTIONS = {v for v in vars(math).values() if callable(v)}  # all pure
 _PURE_BUILTINS |= MATH_FUNCTIONS
 _UNSUPPORTED = {print: "print() writes output (I/O)", open: "open() does I/O",
                 id: "id() of a traced value", input: "input() does I/O",
-                exec: "exec()", eval: "eval()", setattr: "setattr() (a side effect)",
+                exec: "exec()", eval: "eval()",
                 delattr: "delattr() (a side effect)", globals: "globals()", locals: "locals()",
                 vars: "vars()"}
 
@@ -188,6 +188,20 @@ class BuiltinVariable(VariableTracker):
                                      for i, v in enumerate(items)])
 
     def _call_zip(self, tx, *seqs, **kwargs):
+        from .iter import LazyIteratorVariable, to_iter
+
+        if any(isinstance(s, LazyIteratorVariable) for s in seqs):  # lazy: count() may be
+            its = [to_iter(tx, s) for s in seqs]  # infinite, map() runs when asked
+
+            def step(tx):
+                items = []
+                for it in its:
+                    item = it.next_variable(tx)
+                    if item is None:
+                        return None
+                    items.append(item)
+                return TupleVariable(items)
+            return LazyIteratorVariable("zip", step)
         _no_generator("zip", *seqs)
         lists = [s.unpack_var_sequence(tx) for s in seqs]
         return ListIteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
@@ -214,6 +228,16 @@ class BuiltinVariable(VariableTracker):
     def _call_list(self, tx, seq=None):
         return ListVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
 
+    def _call_set(self, tx, seq=None):
+        from .sets import SetVariable
+
+        return SetVariable.of(tx, seq.unpack_var_sequence(tx) if seq is not None else [])
+
+    def _call_frozenset(self, tx, seq=None):
+        from .sets import SetVariable
+
+        return SetVariable.of(tx, seq.unpack_var_sequence(tx) if seq is not None else [], True)
+
     def _call_dict(self, tx, *args, **kwargs):
         items = {}
         if args:
@@ -229,6 +253,11 @@ class BuiltinVariable(VariableTracker):
 
     def _reduce_minmax(self, tx, args, kwargs, pick):
         items = args[0].unpack_var_sequence(tx) if len(args) == 1 else args
+        if any(map(_is_tensor, items)) and not kwargs and items:
+            acc = items[0]  # pairwise, into the graph, as torch traces it
+            for item in items[1:]:
+                acc = _minmax_pair(tx, pick, acc, item)
+            return acc
         if any(map(_is_tensor, items)):
             unimplemented(f"{pick.__name__}() over tensors compares their values")
         if len(args) == 1:  # one iterable (a generator, maybe): fold over its items
@@ -294,6 +323,14 @@ class BuiltinVariable(VariableTracker):
             return default[0]
         return obj.var_getattr(tx, name)
 
+    def _call_setattr(self, tx, obj, name, value):
+        """``setattr(obj, "name", v)``: the same side effect as ``obj.name = v``."""
+        store = getattr(obj, "store_attr", None)
+        if store is None:
+            unimplemented(f"setattr() on {obj}")
+        store(tx, name.as_python_constant(), value)
+        return ConstantVariable(None)
+
     def _call_hasattr(self, tx, obj, name):
         return ConstantVariable(_has_attr(tx, obj, name.as_python_constant()))
 
@@ -346,6 +383,35 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(a.bool_value(tx))
 
 
+def _minmax_pair(tx, pick, a, b):
+    """``max(a, b)`` with a tensor: ``clamp(t, min=n)`` against a number, ``maximum(a, b)``
+    between tensors — as torch's ``BuiltinVariable`` traces it.  Only for one-element tensors
+    of static shape (the same shape, for two tensors), where eager's comparison is defined and
+    picks a value equal to the traced one; otherwise eager raises, so it is not traced."""
+    import minitorch_compile as mtc
+
+    tensors = [v for v in (a, b) if _is_tensor(v)]
+    for t in tensors:
+        if any(is_symbolic_size(s) for s in t.example_value.shape) or \
+                t.example_value.numel() != 1:
+            unimplemented(f"{pick.__name__}() of a tensor with more than one element (the "
+                          "comparison is ambiguous)")
+    if len(tensors) == 2:
+        if tuple(a.example_value.shape) != tuple(b.example_value.shape):
+            unimplemented(f"{pick.__name__}() of tensors of different shapes")
+        fn = mtc.maximum if pick is builtins.max else mtc.minimum
+        return tx.output.call(tx, "call_function", fn, [a, b], {})
+    t, n = (a, b) if _is_tensor(a) else (b, a)
+    if not n.is_python_constant() and not isinstance(n, SymNodeVariable):
+        unimplemented(f"{pick.__name__}() of a tensor and {n}")
+    key = "min" if pick is builtins.max else "max"
+    return tx.output.call(tx, "call_function", mtc.clamp, [t], {key: n})
+
+
+def is_symbolic_size(s) -> bool:
+    return hasattr(s, "hint")
+
+
 def _no_generator(name: str, *seqs) -> None:
     """``zip``/``enumerate`` unpack their arguments now; a generator would run ahead of its
     consumer (side effects of items never asked for), so they are not supported on one."""
@@ -361,6 +427,9 @@ def _has_attr(tx, obj, name: str) -> bool:
 
     if _is_tensor(obj):
         return hasattr(obj.class_type, name)  # the class is pinned by TENSOR_MATCH
+    if isinstance(obj, (UserDefinedObjectVariable, NNModuleVariable)) and \
+            tx.output.side_effects.load_attr(obj, name) is not None:
+        return True  # assigned earlier in this trace
     if isinstance(obj, (UserDefinedObjectVariable, NNModuleVariable, PythonModuleVariable,
                         UserDefinedClassVariable)):
         present = hasattr(obj.as_python_constant() if not isinstance(
@@ -403,6 +472,10 @@ def _same_object(a, b):
 def _wrap_const(value):
     if is_constant_value(value):
         return ConstantVariable(value)
+    if isinstance(value, (set, frozenset)):
+        from .sets import SetVariable
+
+        return SetVariable(value, isinstance(value, frozenset))
     if isinstance(value, range):
         return RangeVariable(value)
     if isinstance(value, (tuple, list)) and all(is_constant_value(v) for v in value):

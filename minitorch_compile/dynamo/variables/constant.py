@@ -49,7 +49,12 @@ class ConstantVariable(VariableTracker):
         if not hasattr(self.value, name):  # the user's error: eager mode raises it
             unimplemented(f"AttributeError: {type(self.value).__name__} object has no attribute "
                           f"{name!r}")
-        return ConstantVariable(getattr(self.value, name))
+        attr = getattr(self.value, name)
+        if callable(attr) and not isinstance(attr, type) and not is_constant_value(attr):
+            from .misc import GetAttrVariable  # a method: calling it folds (call_method)
+
+            return GetAttrVariable(self, name)
+        return ConstantVariable(attr)
 
     def has_unpack_var_sequence(self, tx) -> bool:
         return isinstance(self.value, (str, bytes))

@@ -1,8 +1,8 @@
 """Dicts with constant keys (``variables/dicts.py: ConstDictVariable``).
 
 Keys are Python constants known at compile time (the ``DICT_KEYS`` guard pins them for input
-dicts); values are trackers.  Like lists, a dict built while tracing may be mutated; an input
-dict may not (that would be a side effect to replay).
+dicts); values are trackers.  Like lists, a dict built while tracing may be mutated freely;
+mutating an input dict is a side effect, replayed after the graph (``side_effects.py``).
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from .lists import ListVariable, TupleVariable
 
 
 class ConstDictVariable(VariableTracker):
-    def __init__(self, items: dict, source=None):
+    def __init__(self, items: dict, source=None, dict_cls: type = dict):
         super().__init__(source)
         self.items = dict(items)  # python key -> tracker
         self.mutated = False
+        self.dict_cls = dict_cls  # dict, or collections.OrderedDict made while tracing
 
     def python_type(self) -> type:
-        return dict
+        return self.dict_cls
 
     def as_python_constant(self):
         return {k: v.as_python_constant() for k, v in self.items.items()}
@@ -34,14 +35,17 @@ class ConstDictVariable(VariableTracker):
     def unpack_var_sequence(self, tx) -> list:
         return [ConstantVariable(k) for k in self.items]
 
-    def _mutate(self) -> None:
-        if self.source is not None:
-            unimplemented(f"mutating the input dict {self.source.name()} (a side effect) is not "
-                          "supported")
+    default_factory = None
+
+    def _mutate(self, tx) -> None:
         self.mutated = True
+        tx.output.side_effects.mutation(self, "dict")
 
     def getitem(self, tx, key_vt):
         key = key_vt.as_python_constant()
+        if key not in self.items and self.default_factory is not None:  # defaultdict
+            self._mutate(tx)
+            self.items[key] = self.default_factory.call_function(tx, [], {})
         if key not in self.items:
             raise_observed(KeyError, [key_vt])  # catchable by an `except` in traced code
         return self.items[key]
@@ -65,46 +69,105 @@ class ConstDictVariable(VariableTracker):
             return DictViewVariable([TupleVariable([ConstantVariable(k), v])
                                      for k, v in self.items.items()])
         if name == "__setitem__":
-            self._mutate()
+            self._mutate(tx)
             self.items[args[0].as_python_constant()] = args[1]
             return ConstantVariable(None)
         if name == "update":
-            self._mutate()
+            self._mutate(tx)
             other = args[0] if args else None
             if isinstance(other, ConstDictVariable):
                 self.items.update(other.items)
+            elif other is not None:  # pairs
+                for pair in other.unpack_var_sequence(tx):
+                    k, v = pair.unpack_var_sequence(tx)
+                    self.items[k.as_python_constant()] = v
             for k, v in kwargs.items():
                 self.items[k] = v
             return ConstantVariable(None)
         if name == "pop":
-            self._mutate()
+            self._mutate(tx)
             key = args[0].as_python_constant()
             if key in self.items:
                 return self.items.pop(key)
             if len(args) > 1:
                 return args[1]
             raise_observed(KeyError, [args[0]])
+        if name == "setdefault":
+            key = args[0].as_python_constant()
+            if key not in self.items:
+                self._mutate(tx)
+                self.items[key] = args[1] if len(args) > 1 else ConstantVariable(None)
+            return self.items[key]
+        if name == "__delitem__":
+            key = args[0].as_python_constant()
+            if key not in self.items:
+                unimplemented(f"KeyError: {key!r} raised inside traced code")
+            self._mutate(tx)
+            del self.items[key]
+            return ConstantVariable(None)
+        if name == "clear":
+            self._mutate(tx)
+            self.items.clear()
+            return ConstantVariable(None)
+        if name == "popitem":
+            if not self.items:
+                unimplemented("KeyError: popitem(): dictionary is empty, inside traced code")
+            self._mutate(tx)
+            k, v = self.items.popitem()
+            return TupleVariable([ConstantVariable(k), v])
+        if name == "move_to_end" and self.dict_cls is not dict:
+            key = args[0].as_python_constant()
+            last = kwargs.get("last", args[1] if len(args) > 1 else ConstantVariable(True))
+            value = self.items.pop(key)
+            self._mutate(tx)
+            self.items = {key: value, **self.items} if not last.as_python_constant() else \
+                {**self.items, key: value}
+            return ConstantVariable(None)
         if name == "copy":
-            return ConstDictVariable(dict(self.items))
+            return type(self)(dict(self.items), None, self.dict_cls) if self.default_factory \
+                is None else DefaultDictVariable(self.default_factory, dict(self.items))
         unimplemented(f"dict.{name} is not supported")
 
     def reconstruct(self, codegen) -> None:
-        if self.source is not None and not self.mutated:
+        if self.source is not None:  # mutations are replayed (side_effects.py)
             self.source.reconstruct(codegen)
             return
+        if self.dict_cls is not dict:  # OrderedDict({...}) / defaultdict(factory, {...})
+            codegen.load_global_object(f"___{self.dict_cls.__name__}", self.dict_cls)
+            if self.default_factory is not None:
+                codegen.reconstruct(self.default_factory)
         for k, v in self.items.items():
             codegen.load_const(k)
             codegen.reconstruct(v)
         codegen.build(dict, len(self.items))
+        if self.dict_cls is not dict:
+            codegen.call(1 + (self.default_factory is not None))
 
     def __repr__(self) -> str:
         return f"ConstDictVariable({list(self.items)})"
+
+
+class DefaultDictVariable(ConstDictVariable):
+    """``collections.defaultdict(factory)`` made while tracing: a missing key calls the
+    factory (inlined) and stores its result, as ``__missing__`` does."""
+
+    def __init__(self, factory, items: dict, source=None):
+        import collections
+
+        super().__init__(items, source, collections.defaultdict)
+        self.default_factory = factory
+
+    def var_getattr(self, tx, name):
+        if name == "default_factory":
+            return self.default_factory
+        return super().var_getattr(tx, name)
 
 
 class DictViewVariable(ListVariable):
     """``d.keys()`` / ``d.values()`` / ``d.items()``: iterable, not mutable."""
 
     def call_method(self, tx, name, args, kwargs):
-        if name in ("append", "extend", "insert", "pop", "__setitem__", "reverse"):
+        if name in ("append", "extend", "insert", "pop", "__setitem__", "reverse", "clear",
+                    "remove", "sort", "__delitem__"):
             unimplemented(f"dict views have no method {name}")
         return super().call_method(tx, name, args, kwargs)

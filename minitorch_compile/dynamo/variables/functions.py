@@ -26,17 +26,24 @@ from .lists import TupleVariable
 
 
 class ValueCell:
-    """A read-only closure cell of a real function."""
+    """A closure cell of a real function: a write (``nonlocal x; x = ...``) is a side effect,
+    recorded under the cell's source and replayed after the graph."""
 
-    def __init__(self, vt):
-        self.vt = vt
+    def __init__(self, vt, tx=None, name: str = ""):
+        self.vt, self.tx, self.name = vt, tx, name
 
     def get(self):
+        if self.tx is not None:
+            written = self.tx.output.side_effects.load_cell(self.vt.source)
+            if written is not None:
+                return written
         return self.vt
 
     def set(self, vt):
-        unimplemented("assigning to a closure variable of a function defined outside the "
-                      "compiled frame (nonlocal side effect) is not supported")
+        if self.tx is None or self.vt.source is None:
+            unimplemented("assigning to a closure variable of a function without a source "
+                          "(nonlocal side effect)")
+        self.tx.output.side_effects.store_cell(self.vt.source, self.name, vt)
 
 
 class FrameCell:
@@ -174,7 +181,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
                 value = cell.cell_contents
             except ValueError:
                 unimplemented(f"free variable {name!r} of {self.fn.__qualname__} is empty")
-            cells[name] = ValueCell(VariableBuilder(tx, src)(value))
+            cells[name] = ValueCell(VariableBuilder(tx, src)(value), tx, name)
         return cells
 
     def __repr__(self) -> str:

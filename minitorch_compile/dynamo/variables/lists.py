@@ -2,8 +2,8 @@
 
 Containers hold trackers, not values, so a list can mix constants and graph tensors.  A list
 built during tracing may be mutated freely; mutating a list that came from the frame's inputs
-(it has a source) would be a side effect the transformed code must replay — not supported yet,
-so it is reported as ``Unsupported`` and the frame runs eagerly.
+(it has a source) is a side effect: ``side_effects.py`` records it and the transformed code
+replays it (``lst[:] = [...]``) after the graph.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ class BaseListVariable(VariableTracker):
         return False
 
     def reconstruct(self, codegen) -> None:
-        if self.source is not None and not self.mutated:
-            self.source.reconstruct(codegen)  # keep the identity of an input container
+        if self.source is not None:  # keep the identity of an input container (its
+            self.source.reconstruct(codegen)  # mutations are replayed: side_effects.py
             return
         for item in self.items:
             codegen.reconstruct(item)
@@ -93,30 +93,42 @@ class BaseListVariable(VariableTracker):
 class ListVariable(BaseListVariable):
     python_cls = list
 
-    def _mutate(self) -> None:
-        if self.source is not None:
-            unimplemented(f"mutating the input list {self.source.name()} (a side effect) is not "
-                          "supported")
+    def _mutate(self, tx) -> None:
         self.mutated = True
+        tx.output.side_effects.mutation(self, "list")
+
+    def _sort(self, tx, kwargs) -> None:
+        """``sort(key=None, reverse=False)`` of constants (a key function is inlined)."""
+        key = kwargs.get("key")
+        rev = kwargs.get("reverse", ConstantVariable(False)).as_python_constant()
+        keys = [key.call_function(tx, [i], {}) if key is not None and not (
+            key.is_python_constant() and key.as_python_constant() is None) else i
+            for i in self.items]
+        if not all(k.is_python_constant() for k in keys):
+            unimplemented("list.sort() over values not known at compile time")
+        order = sorted(range(len(self.items)), key=lambda i: keys[i].as_python_constant(),
+                       reverse=rev)
+        self._mutate(tx)
+        self.items[:] = [self.items[i] for i in order]
 
     def call_method(self, tx, name, args, kwargs):
         if name == "append":
-            self._mutate()
+            self._mutate(tx)
             self.items.append(args[0])
             return ConstantVariable(None)
         if name == "extend":
-            self._mutate()
+            self._mutate(tx)
             self.items.extend(args[0].unpack_var_sequence(tx))
             return ConstantVariable(None)
         if name == "insert":
-            self._mutate()
+            self._mutate(tx)
             self.items.insert(args[0].as_python_constant(), args[1])
             return ConstantVariable(None)
         if name == "pop":
-            self._mutate()
+            self._mutate(tx)
             return self.items.pop(args[0].as_python_constant() if args else -1)
         if name == "__setitem__":
-            self._mutate()
+            self._mutate(tx)
             index = args[0].as_python_constant()
             if isinstance(index, slice):
                 self.items[index] = args[1].unpack_var_sequence(tx)
@@ -124,12 +136,83 @@ class ListVariable(BaseListVariable):
                 self.items[index] = args[1]
             return ConstantVariable(None)
         if name == "reverse":
-            self._mutate()
+            self._mutate(tx)
             self.items.reverse()
+            return ConstantVariable(None)
+        if name == "clear":
+            self._mutate(tx)
+            self.items.clear()
+            return ConstantVariable(None)
+        if name == "__delitem__":
+            index = args[0].as_python_constant()
+            self._mutate(tx)
+            del self.items[index]
+            return ConstantVariable(None)
+        if name == "remove":
+            target = args[0]
+            for i, item in enumerate(self.items):
+                if BaseListVariable([item])._contains(target):
+                    self._mutate(tx)
+                    del self.items[i]
+                    return ConstantVariable(None)
+            unimplemented("ValueError: list.remove(x): x not in list, inside traced code")
+        if name == "sort":
+            self._sort(tx, kwargs)
             return ConstantVariable(None)
         if name == "copy":
             return ListVariable(list(self.items))
         return super().call_method(tx, name, args, kwargs)
+
+
+class DequeVariable(ListVariable):
+    """``collections.deque(items)`` made while tracing (no ``maxlen``)."""
+
+    import collections as _c
+    python_cls = _c.deque
+    del _c
+
+    def new_like(self, items):
+        return DequeVariable(items)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "appendleft":
+            self._mutate(tx)
+            self.items.insert(0, args[0])
+            return ConstantVariable(None)
+        if name == "popleft":
+            if not self.items:
+                unimplemented("IndexError: pop from an empty deque, inside traced code")
+            self._mutate(tx)
+            return self.items.pop(0)
+        if name == "extendleft":
+            self._mutate(tx)
+            for item in args[0].unpack_var_sequence(tx):
+                self.items.insert(0, item)
+            return ConstantVariable(None)
+        if name == "rotate":
+            n = args[0].as_python_constant() if args else 1
+            self._mutate(tx)
+            if self.items:
+                n %= len(self.items)
+                self.items[:] = self.items[-n:] + self.items[:-n] if n else self.items
+            return ConstantVariable(None)
+        if name == "copy":
+            return DequeVariable(list(self.items))
+        if name in ("insert", "sort", "index") or (name == "__getitem__" and isinstance(
+                args[0].as_python_constant(), slice)):
+            if name == "sort" or name == "__getitem__":
+                unimplemented(f"deque.{name} is not supported")
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen) -> None:
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
+        codegen.load_global_object("___deque", self.python_cls)
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.build(list, len(self.items))
+        codegen.call(1)
 
 
 class TupleVariable(BaseListVariable):

@@ -185,11 +185,64 @@ class UserDefinedClassVariable(VariableTracker):
             if len(values) != len(fields):
                 unimplemented(f"TypeError: {cls.__qualname__}() is missing arguments")
             return NamedTupleVariable([values[f] for f in fields], cls)
+        made = _new_collection(tx, cls, args, kwargs)
+        if made is not None:
+            return made
+        if _plain_class(cls):  # a new object: built empty, its __init__ inlined
+            obj = NewObjectVariable(object.__new__(cls))
+            init = cls.__init__
+            if isinstance(init, types.FunctionType):
+                from .functions import UserMethodVariable
+
+                UserMethodVariable(init, obj).call_function(tx, list(args), dict(kwargs))
+            elif args or kwargs:
+                unimplemented(f"TypeError: {cls.__qualname__}() takes no arguments")
+            return obj
         unimplemented(f"creating an instance of {cls.__qualname__} inside compiled code is "
                       "not supported")
 
     def __repr__(self) -> str:
         return f"UserDefinedClassVariable({self.cls.__qualname__})"
+
+
+def _new_collection(tx, cls, args, kwargs):
+    """``OrderedDict(...)``, ``defaultdict(factory, ...)``, ``deque(items)`` made while
+    tracing: dict and list trackers that rebuild as their class."""
+    import collections
+
+    from .dicts import ConstDictVariable, DefaultDictVariable
+    from .lists import DequeVariable
+
+    if cls is collections.OrderedDict:
+        from .builtin import BuiltinVariable
+
+        d = BuiltinVariable(dict).call_function(tx, list(args), dict(kwargs))
+        return ConstDictVariable(d.items, None, collections.OrderedDict)
+    if cls is collections.defaultdict:
+        from .builtin import BuiltinVariable
+
+        factory = args[0] if args else ConstantVariable(None)
+        d = BuiltinVariable(dict).call_function(tx, list(args[1:]), dict(kwargs))
+        if factory.is_python_constant() and factory.as_python_constant() is None:
+            return ConstDictVariable(d.items, None, collections.defaultdict)  # no factory
+        return DefaultDictVariable(factory, d.items)
+    if cls is collections.deque:
+        if kwargs or len(args) > 1:
+            unimplemented("deque(maxlen=...) inside compiled code")
+        return DequeVariable(args[0].unpack_var_sequence(tx) if args else [])
+    return None
+
+
+def _plain_class(cls: type) -> bool:
+    """A class whose instances can be made while tracing: created by ``object.__new__``,
+    attributes set by plain ``object.__setattr__`` into a ``__dict__``, ``__init__`` in Python
+    (or none) — e.g. a plain class or a (non-frozen) dataclass."""
+    from ...nn import Module
+
+    return type(cls) is type and cls.__new__ is object.__new__ and \
+        cls.__setattr__ is object.__setattr__ and "__slots__" not in vars(cls) and \
+        not issubclass(cls, (Module, BaseException)) and \
+        (cls.__init__ is object.__init__ or isinstance(cls.__init__, types.FunctionType))
 
 
 class SuperVariable(VariableTracker):
@@ -236,10 +289,24 @@ class UserDefinedObjectVariable(VariableTracker):
     def python_type(self) -> type:
         return type(self.value)
 
+    def store_attr(self, tx, name, value) -> None:
+        """``obj.name = value``: recorded, replayed after the graph (plain ``__setattr__``
+        and a plain instance attribute only — anything else may run user code)."""
+        cls = type(self.value)
+        cls_attr = inspect.getattr_static(cls, name, None)
+        if cls.__setattr__ is not object.__setattr__ or not hasattr(self.value, "__dict__") \
+                or hasattr(cls_attr, "__set__") or hasattr(cls_attr, "__delete__"):
+            unimplemented(f"assigning attribute {name!r} of a {cls.__name__} (custom "
+                          "__setattr__, a property or slots)")
+        tx.output.side_effects.store_attr(self, name, value)
+
     def var_getattr(self, tx, name):
         from .builder import VariableBuilder
         from .functions import UserFunctionVariable, UserMethodVariable
 
+        written = tx.output.side_effects.load_attr(self, name)
+        if written is not None:  # assigned earlier in this trace
+            return written
         src = AttrSource(self.source, name) if self.source is not None else None
         # the class attribute as stored (getattr would turn a staticmethod into a function)
         cls_attr = inspect.getattr_static(type(self.value), name, None)
@@ -295,3 +362,20 @@ class CFunctionVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"CFunctionVariable({getattr(self.fn, '__qualname__', self.fn)})"
+
+
+class NewObjectVariable(UserDefinedObjectVariable):
+    """An instance of a plain user class created while tracing.  ``value`` is a real, empty
+    instance (made by ``object.__new__``, no user code run) used only for its class; every
+    attribute its ``__init__`` and the program set is a recorded store (``side_effects``).  If
+    the object escapes the frame, the transformed code builds it with ``object.__new__(cls)``
+    and replays those stores on it."""
+
+    def reconstruct(self, codegen) -> None:
+        cls = type(self.value)
+        codegen.load_global_object("___object_new", object.__new__)
+        codegen.load_global_object(f"___cls_{cls.__name__}_{id(cls)}", cls, push_null=False)
+        codegen.call(1)
+
+    def __repr__(self) -> str:
+        return f"NewObjectVariable({type(self.value).__qualname__})"

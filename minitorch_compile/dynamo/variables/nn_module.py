@@ -50,10 +50,31 @@ class NNModuleVariable(VariableTracker):
         return VariableBuilder(tx, _sub(self.source, "_modules", name))(
             self.module._modules[name])
 
+    def store_attr(self, tx, name, value) -> None:
+        """``self.name = value`` on a module: recorded and replayed (``Module.__setattr__``
+        then runs for real).  Parameters, submodules and ``training`` are not reassigned here."""
+        from .tensor import TensorVariable
+
+        d = self.module.__dict__
+        cls_attr = inspect.getattr_static(type(self.module), name, None)
+        if name in d.get("_parameters", {}) or name in d.get("_modules", {}) or \
+                name == "training" or hasattr(cls_attr, "__set__") or \
+                isinstance(value, NNModuleVariable) or (
+                    isinstance(value, TensorVariable) and name not in d.get("_buffers", {})
+                    and issubclass(value.class_type, _Parameter())):
+            unimplemented(f"assigning {name!r} of a Module (a parameter, submodule, training "
+                          "flag or property) inside compiled code")
+        if type(self.module).__setattr__ is not _Module().__setattr__:
+            unimplemented(f"assigning {name!r} of a Module with its own __setattr__")
+        tx.output.side_effects.store_attr(self, name, value)
+
     def var_getattr(self, tx, name):
         from .builder import VariableBuilder
         from .functions import UserFunctionVariable, UserMethodVariable
 
+        written = tx.output.side_effects.load_attr(self, name)
+        if written is not None:  # assigned earlier in this trace
+            return written
         m = self.module
         d = m.__dict__
         if name in d.get("_parameters", {}):
@@ -125,8 +146,10 @@ class NNModuleVariable(VariableTracker):
         if name in ("items", "named_children"):
             return TupleVariable([TupleVariable([ConstantVariable(n), self._child(tx, n)])
                                   for n in m._modules])
-        if name in ("parameters", "named_parameters", "buffers", "modules", "train", "eval",
-                    "zero_grad", "register_buffer", "to", "apply"):
+        handler = _STATE_METHODS.get(name)
+        if handler is not None and not isinstance(self, ModuleSliceVariable):
+            return handler(self, tx, *args, **kwargs)
+        if name in ("zero_grad", "register_buffer", "to", "apply"):
             unimplemented(f"Module.{name}() inside compiled code is not supported")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
@@ -165,3 +188,144 @@ class ModuleSliceVariable(TupleVariable):
 
     def reconstruct(self, codegen) -> None:
         unimplemented("returning a slice of a module container from a compiled frame")
+
+
+def _Module():
+    from ...nn import Module
+
+    return Module
+
+
+def _Parameter():
+    from ...nn import Parameter
+
+    return Parameter
+
+
+# ---------------------------------------------------------------- module state
+# parameters(), buffers(), modules(), state_dict(), train()/eval() — iterated in the tracer over
+# the module tree, every ``_modules``/``_parameters``/``_buffers`` dict guarded on its keys
+# (``DICT_KEYS``), so adding a layer or a parameter recompiles.  The results are lists of the
+# same trackers attribute reads give (same sources, same graph inputs).
+
+def _named_modules(vt, tx, memo=None, prefix: str = "", remove_duplicate: bool = True):
+    memo = set() if memo is None else memo
+    if remove_duplicate and id(vt.module) in memo:
+        return []
+    memo.add(id(vt.module))
+    vt._guard_children(tx)
+    out = [(prefix, vt)]
+    for name, child in vt.module._modules.items():
+        if child is None:
+            continue
+        sub = f"{prefix}.{name}" if prefix else name
+        out += _named_modules(vt._child(tx, name), tx, memo, sub, remove_duplicate)
+    return out
+
+
+def _named_members(vt, tx, kind: str, prefix="", recurse=True, remove_duplicate=True,
+                   persistent_only=False):
+    from ..source import AttrSource
+
+    mods = _named_modules(vt, tx, prefix=prefix) if recurse else [(prefix, vt)]
+    out, seen = [], set()
+    for mod_prefix, mvt in mods:
+        table = mvt.module.__dict__[kind]
+        if mvt.source is not None:  # which members there are is part of the answer
+            tx.output.guards.add("DICT_KEYS", AttrSource(mvt.source, kind), value=table)
+        for name, value in table.items():
+            if value is None or (remove_duplicate and id(value) in seen):
+                continue
+            if persistent_only and name in mvt.module._non_persistent_buffers_set:
+                continue
+            seen.add(id(value))
+            out.append((f"{mod_prefix}.{name}" if mod_prefix else name,
+                        mvt.var_getattr(tx, name)))
+    return out
+
+
+def _const(v):
+    return v.as_python_constant() if isinstance(v, VariableTracker) else v
+
+
+def _pairs(items):
+    from .lists import ListIteratorVariable
+
+    return ListIteratorVariable([TupleVariable([ConstantVariable(n), v]) for n, v in items])
+
+
+def _parameters(vt, tx, recurse=True):
+    from .lists import ListIteratorVariable
+
+    return ListIteratorVariable([v for _, v in _named_members(vt, tx, "_parameters",
+                                                              recurse=_const(recurse))])
+
+
+def _named_parameters(vt, tx, prefix="", recurse=True, remove_duplicate=True):
+    return _pairs(_named_members(vt, tx, "_parameters", _const(prefix), _const(recurse),
+                                 _const(remove_duplicate)))
+
+
+def _buffers(vt, tx, recurse=True):
+    from .lists import ListIteratorVariable
+
+    return ListIteratorVariable([v for _, v in _named_members(vt, tx, "_buffers",
+                                                              recurse=_const(recurse))])
+
+
+def _named_buffers(vt, tx, prefix="", recurse=True, remove_duplicate=True):
+    return _pairs(_named_members(vt, tx, "_buffers", _const(prefix), _const(recurse),
+                                 _const(remove_duplicate)))
+
+
+def _modules_(vt, tx):
+    from .lists import ListIteratorVariable
+
+    return ListIteratorVariable([m for _, m in _named_modules(vt, tx)])
+
+
+def _named_modules_(vt, tx, memo=None, prefix="", remove_duplicate=True):
+    if memo is not None:
+        unimplemented("Module.named_modules(memo=...) inside compiled code")
+    return _pairs(_named_modules(vt, tx, None, _const(prefix), _const(remove_duplicate)))
+
+
+def _state_dict(vt, tx, *args, **kwargs):
+    """``state_dict()``: parameters and persistent buffers, detached, in an OrderedDict."""
+    import collections
+
+    from .dicts import ConstDictVariable
+
+    if args or kwargs:
+        unimplemented("Module.state_dict() with arguments inside compiled code")
+    for _, m in _named_modules(vt, tx):
+        if getattr(m.module, "_state_dict_hooks", None) or getattr(
+                m.module, "_state_dict_pre_hooks", None):
+            unimplemented("Module.state_dict() with state-dict hooks inside compiled code")
+    items = _named_members(vt, tx, "_parameters") + \
+        _named_members(vt, tx, "_buffers", persistent_only=True)
+    return ConstDictVariable({n: v.call_method(tx, "detach", [], {}) for n, v in items}, None,
+                             collections.OrderedDict)
+
+
+def _train(vt, tx, mode=True):
+    """``train(mode)`` / ``eval()``: a ``training`` store on every module of the tree — side
+    effects, replayed after the graph; reads of ``training`` later in the trace see them."""
+    mode = _const(mode)
+    if not isinstance(mode, bool):
+        unimplemented("ValueError: training mode is expected to be boolean")
+    for _, m in _named_modules(vt, tx, remove_duplicate=True):
+        if m.source is None:
+            unimplemented("Module.train() on a module without a source")
+        tx.output.side_effects.store_attr(m, "training", ConstantVariable(mode))
+    return vt
+
+
+def _eval(vt, tx):
+    return _train(vt, tx, False)
+
+
+_STATE_METHODS = {"parameters": _parameters, "named_parameters": _named_parameters,
+                  "buffers": _buffers, "named_buffers": _named_buffers,
+                  "modules": _modules_, "named_modules": _named_modules_,
+                  "state_dict": _state_dict, "train": _train, "eval": _eval}

@@ -64,6 +64,10 @@ class TensorVariable(VariableTracker):
         ex = self.example_value
         if name == "shape":
             return self.shape_variable(tx)
+        if name == "__class__":  # pinned by TENSOR_MATCH
+            from .misc import UserDefinedClassVariable
+
+            return UserDefinedClassVariable(self.class_type)
         if name == "is_leaf" and self.proxy.op == "placeholder":
             # a fake input is always a leaf, and TENSOR_MATCH does not pin leaf-ness
             unimplemented("Tensor.is_leaf of a graph input is not known at compile time")
