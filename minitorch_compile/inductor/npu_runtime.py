@@ -99,28 +99,9 @@ def block_range(i: int, n: int, per: int) -> tuple:
 def call_npu(op, args: list):
     """Run ``op`` as the npu's eager kernel (one profiled kernel, e.g. ``aten::mm`` on the
     cube through L1/L0); arrays in, arrays out."""
-    from .._device import as_device
-    from .._tensor import Tensor
+    from .runtime import call_fallback
 
-    npu = as_device("npu")
-
-    def wrap(a):
-        if type(a) is np.ndarray:
-            return Tensor._make(a, npu)
-        if isinstance(a, list):
-            return [wrap(x) for x in a]
-        return a
-
-    from .._dispatch import DispatchKey
-
-    out = op.kernels[DispatchKey.NPU](*[wrap(a) for a in args])
-
-    def unwrap(t):
-        d = t._data
-        return d if d.base is None and d.flags.c_contiguous else np.array(d, order="C")
-    if isinstance(out, (tuple, list)):
-        return tuple(unwrap(t) for t in out)
-    return unwrap(out)
+    return call_fallback(op, args, "npu")
 
 
 def npu_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

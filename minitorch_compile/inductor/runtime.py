@@ -86,21 +86,26 @@ def restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
     return view
 
 
-def call_fallback(op, args: list):
-    """Run an op with no lowering through its eager CPU kernel (arrays in, arrays out).
+def call_fallback(op, args: list, device: str = "cpu"):
+    """Run an op with no lowering through its eager kernel on ``device`` (arrays in, arrays
+    out; on ``"npu"`` that is one profiled kernel, e.g. ``aten::mm`` on the cube).
 
     A result that is a view of something is copied, so memory planning may reuse any buffer."""
+    from .._device import as_device
     from .._dispatch import DispatchKey
     from .._tensor import Tensor
 
+    dev = as_device(device)
+    key = DispatchKey.NPU if dev.type == "npu" else DispatchKey.CPU
+
     def wrap(a):
         if type(a) is np.ndarray:
-            return Tensor._make(a)
+            return Tensor._make(a, dev)
         if isinstance(a, list):
             return [wrap(x) for x in a]
         return a
 
-    out = op.kernels[DispatchKey.CPU](*[wrap(a) for a in args])
+    out = op.kernels[key](*[wrap(a) for a in args])
 
     def unwrap(t):
         d = t._data
