@@ -16,6 +16,8 @@ import pytest
 import minitorch_compile as mtc
 from tests.test_dynamo_side_effects import _state
 
+from .dynamo_utils import CountingBackend
+
 try:
     import torch
 except ImportError:  # the comparison with torch is optional
@@ -98,20 +100,11 @@ def _args(lib, ns, src):
     return args
 
 
-class _Counter:
-    def __init__(self):
-        self.frames = 0
-
-    def __call__(self, gm, example_inputs):
-        self.frames += 1
-        return gm.forward
-
-
 def _run(name, lib, compiled):
     src = PROGRAMS[name]
     ns = {"lib": lib}
     exec(PRELUDE + src, ns)
-    counter = _Counter()
+    counter = CountingBackend()
     fn = ns["f"]
     if compiled:
         if lib is mtc:
@@ -123,10 +116,10 @@ def _run(name, lib, compiled):
     buf = io.StringIO()
     with redirect_stdout(buf):
         out1 = fn(*_args(lib, ns, src))
-        first = counter.frames
+        first = counter.frame_count
         out2 = fn(*_args(lib, ns, src))
     kinds = _kinds(out1)
-    return _state([out1, out2], lib), kinds, buf.getvalue(), counter.frames, first
+    return _state([out1, out2], lib), kinds, buf.getvalue(), counter.frame_count, first
 
 
 def _kinds(v):

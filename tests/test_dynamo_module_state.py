@@ -15,6 +15,8 @@ import pytest
 import minitorch_compile as mtc
 from tests.test_dynamo_side_effects import _state
 
+from .dynamo_utils import CountingBackend
+
 try:
     import torch
 except ImportError:  # the comparison with torch is optional
@@ -62,15 +64,6 @@ DIFFERS = {
 }
 
 
-class _Counter:
-    def __init__(self):
-        self.frames = 0
-
-    def __call__(self, gm, example_inputs):
-        self.frames += 1
-        return gm.forward
-
-
 def _make(lib, name):
     ns = {"lib": lib}
     exec(PRELUDE + PROGRAMS[name], ns)
@@ -85,7 +78,7 @@ def _make(lib, name):
 
 def _run(name, lib, compiled):
     f, args = _make(lib, name)
-    counter = _Counter()
+    counter = CountingBackend()
     if compiled:
         if lib is mtc:
             mtc.dynamo.reset()
@@ -94,11 +87,11 @@ def _run(name, lib, compiled):
             torch._dynamo.reset()
             f = torch.compile(f, backend=counter, dynamic=False)
     out1 = f(*args)
-    first = counter.frames
+    first = counter.frame_count
     out2 = f(*args)
     mod = args[0] if not hasattr(args[0], "dim") else None
     flags = [m.training for m in mod.modules()] if mod is not None else []
-    return _state([out1, out2, args], lib), flags, counter.frames, first
+    return _state([out1, out2, args], lib), flags, counter.frame_count, first
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -130,9 +123,9 @@ def test_adding_a_parameter_recompiles():
     def f(x):
         return x + len(list(m.parameters()))
 
-    cnt = _Counter()
+    cnt = CountingBackend()
     cf = mtc.compile(f, backend=cnt)
     x = mtc.ones(2)
     assert float(cf(x)[0]) == 3
     m.extra = mtc.nn.Parameter(mtc.ones(1))
-    assert float(cf(x)[0]) == 4 and cnt.frames == 2
+    assert float(cf(x)[0]) == 4 and cnt.frame_count == 2

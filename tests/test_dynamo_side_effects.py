@@ -19,6 +19,8 @@ import pytest
 
 import minitorch_compile as mtc
 
+from .dynamo_utils import CountingBackend
+
 try:
     import torch
 except ImportError:  # the comparison with torch is optional
@@ -267,22 +269,13 @@ def _state(v, lib, depth=0):
     return repr(type(v))
 
 
-class _Counter:
-    def __init__(self):
-        self.frames = 0
-
-    def __call__(self, gm, example_inputs):
-        self.frames += 1
-        return gm.forward
-
-
 def _run(name, lib, compiled):
     src, make_state = PROGRAMS[name][:2]
     ns = {"lib": lib, "__name__": f"se_{name}"}
     exec(textwrap.dedent(PRELUDE) + textwrap.dedent(src), ns)
     lib.manual_seed(0)
     args, args2 = make_state(lib, ns), make_state(lib, ns)  # two rounds, fresh state each
-    counter = _Counter()
+    counter = CountingBackend()
     if compiled:
         if lib is mtc:
             mtc.dynamo.reset()
@@ -295,12 +288,12 @@ def _run(name, lib, compiled):
     out, buf = [], io.StringIO()
     with redirect_stdout(buf):
         out.append(fn(*args))
-        frames_after_first = counter.frames
+        frames_after_first = counter.frame_count
         out.append(fn(*args2))
     globals_state = {k: ns[k] for k in ("LOG", "COUNT", "TABLE", "FRESH") if k in ns}
     getters = {k: ns[k]() for k in ("get_n", "get_state") if k in ns}
     picture = _state([out, list(args), list(args2), globals_state, getters], lib)
-    return picture, buf.getvalue(), counter.frames, frames_after_first
+    return picture, buf.getvalue(), counter.frame_count, frames_after_first
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -371,7 +364,7 @@ def test_guard_keeps_mutated_lists_distinct():
         a.append(1)
         return x + len(b)
 
-    cnt = _Counter()
+    cnt = CountingBackend()
     cf = mtc.compile(f, backend=cnt)
     x = mtc.ones(2)
     cf(x, [], [])
@@ -380,7 +373,7 @@ def test_guard_keeps_mutated_lists_distinct():
     shared2 = []
     want = f(x, shared2, shared2)
     assert np.allclose(got.numpy(), want.numpy()) and shared == shared2
-    assert cnt.frames == 2
+    assert cnt.frame_count == 2
 
 
 def test_unsupported_setattr_is_a_break_not_a_wrong_answer():
