@@ -268,3 +268,31 @@ class ShapeEnv:
             code = _SYMBOL.sub(lambda m: self.source_expr(m.group(0)), g)
             out.append((code, g))
         return out
+
+
+# ---------------------------------------------------------------- reading an expression back
+_AST_OPS = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//", "Mod": "%"}
+
+
+def walk_expr(text: str, leaf, apply: dict):
+    """Rebuild a ``SymInt`` expression (``(2*s0 + s1)``) bottom-up: ``leaf(name)`` for each
+    symbol, ``apply[op](a, b)`` for ``+ - * // %`` and ``apply["neg"](a)``; ints stay ints.
+
+    Its users: ``make_fx(tracing_mode="symbolic")`` records a size computation as graph nodes
+    (``sym_size`` and ``operator.mul``), Inductor turns it into a ``sizevars.Expr``."""
+    import ast
+
+    def visit(n):
+        if isinstance(n, ast.Expression):
+            return visit(n.body)
+        if isinstance(n, ast.Name) and _SYMBOL.fullmatch(n.id):
+            return leaf(n.id)
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.BinOp) and type(n.op).__name__ in _AST_OPS:
+            return apply[_AST_OPS[type(n.op).__name__]](visit(n.left), visit(n.right))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return apply["neg"](visit(n.operand))
+        raise NotImplementedError(f"cannot read the size expression {text!r}")
+
+    return visit(ast.parse(text, mode="eval"))

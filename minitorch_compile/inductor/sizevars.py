@@ -1,6 +1,21 @@
-"""Index expressions of the loop IR (``torch/_inductor/sizevars.py``, where sympy does this).
+"""Index and size expressions of the loop IR (``torch/_inductor/sizevars.py``, where sympy
+does this).
 
-Every index in this IR is *affine*: ``const + Σ coef·var`` over loop variables (``i0``, ``x1``,
+**Sizes.** A size is an ``int`` or, under dynamic shapes, an ``Expr``: a polynomial with int
+coefficients over size symbols (``s0``, ``2*s0*s1 + s0``) — the small algebra Inductor needs
+instead of sympy.  Its invariants:
+
+* canonical form (a sorted tuple of ``(monomial, coefficient)``), so two sizes that are equal as
+  polynomials compare ``==`` and hash alike: the lowering and the scheduler treat ``s0`` and
+  ``s0`` as equal exactly as they treat ``8`` and ``8``;
+* a constant result *is* an ``int`` (``s0 - s0`` is ``0``), so static code paths see ints;
+* ``//`` and ``%`` by an int that does not divide every coefficient become an opaque atom
+  ``(s0//2)``; ordering (``<``) and ``int()`` raise, so no code can silently decide on a
+  symbolic size — the caller either handles ``Expr`` or Inductor specialises (compile_fx.py);
+* an ``Expr`` prints as Python (``2*s0 + 1``): generated code computes it from the sizes its
+  kernels receive as arguments (``def fused_cos_mul_0(in_ptr0, out_ptr0, s0):``).
+
+**Indices.** Every index in this IR is *affine*: ``const + Σ coef·var`` over loop variables (``i0``, ``x1``,
 ``r0``).  Views, broadcasts, permutes, slices and contiguous layouts only ever produce affine
 indices, so an ``Affine`` — a constant and a sorted tuple of ``(variable, coefficient)`` — is
 enough: it adds, scales, substitutes variables, compares and hashes, and its coefficients are
@@ -9,6 +24,177 @@ the strides of the numpy view a kernel reads through.
 
 from __future__ import annotations
 
+import re
+
+_SYM = re.compile(r"\bs\d+\b")
+
+
+class Expr:
+    """``Σ coef·monomial`` over size symbols (torch: a sympy expression)."""
+
+    __slots__ = ("terms", "_hash")
+
+    def __init__(self, terms):
+        d: dict = {}
+        for mono, c in terms:
+            d[mono] = d.get(mono, 0) + c
+        self.terms = tuple(sorted(((m, c) for m, c in d.items() if c), key=_order))
+        self._hash = hash(self.terms)
+
+    @staticmethod
+    def symbol(name: str) -> Expr:
+        return Expr((((name,), 1),))
+
+    @property
+    def free_symbols(self) -> set:
+        return {a for m, _ in self.terms for a in m for a in _SYM.findall(a)}
+
+    # ---------------------------------------------------------------- algebra
+    def __add__(self, other):
+        if not isinstance(other, (int, Expr)) or isinstance(other, bool):
+            return NotImplemented
+        return _simplify(Expr(self.terms + _terms(other)))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Expr((m, -c) for m, c in self.terms)
+
+    def __sub__(self, other):
+        if not isinstance(other, (int, Expr)) or isinstance(other, bool):
+            return NotImplemented
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        if not isinstance(other, (int, Expr)) or isinstance(other, bool):
+            return NotImplemented
+        return _simplify(Expr((tuple(sorted(m1 + m2)), c1 * c2)
+                              for m1, c1 in self.terms for m2, c2 in _terms(other)))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, k):
+        if isinstance(k, int) and k > 0 and all(c % k == 0 for _, c in self.terms):
+            return _simplify(Expr((m, c // k) for m, c in self.terms))
+        return Expr.symbol(f"({_paren(self)}//{_paren(k)})")
+
+    def __rfloordiv__(self, k):
+        return Expr.symbol(f"({k}//{_paren(self)})")
+
+    def __mod__(self, k):
+        if isinstance(k, int) and k > 0 and all(c % k == 0 for _, c in self.terms):
+            return 0
+        return Expr.symbol(f"({_paren(self)}%{_paren(k)})")
+
+    def __rmod__(self, k):
+        return Expr.symbol(f"({k}%{_paren(self)})")
+
+    # ---------------------------------------------------------------- no decisions
+    def __eq__(self, other):
+        return isinstance(other, Expr) and self.terms == other.terms
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return self._hash
+
+    def _undecidable(self, *_):
+        raise TypeError(f"the symbolic size {self} has no order or int value at compile time")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __int__ = __index__ = __float__ = _undecidable
+
+    def __bool__(self):
+        return True  # never 0: a constant 0 is the int 0
+
+    def __repr__(self) -> str:
+        parts = []
+        for mono, c in self.terms:
+            body = "*".join(mono)
+            if not body:
+                parts.append(str(c))
+            elif c == 1:
+                parts.append(body)
+            elif c == -1:
+                parts.append(f"-{body}")
+            else:
+                parts.append(f"{c}*{body}")
+        return " + ".join(parts).replace("+ -", "- ")
+
+    __str__ = __repr__
+
+
+def _order(item):
+    mono, _ = item
+    return (-len(mono), mono)
+
+
+def _terms(v) -> tuple:
+    return v.terms if isinstance(v, Expr) else (((), int(v)),)
+
+
+def _simplify(e: Expr):
+    """A constant polynomial is its int."""
+    if not e.terms:
+        return 0
+    if len(e.terms) == 1 and e.terms[0][0] == ():
+        return e.terms[0][1]
+    return e
+
+
+def _paren(v) -> str:
+    text = str(v)
+    return text if _SYM.fullmatch(text) or text.lstrip("-").isdigit() else f"({text})"
+
+
+def is_symbolic(v) -> bool:
+    return isinstance(v, Expr)
+
+
+def free_symbols(values) -> set:
+    """Every size symbol in ``values`` (nested tuples/lists of ints, Exprs, Affines)."""
+    out: set = set()
+    for v in values if isinstance(values, (tuple, list)) else (values,):
+        if isinstance(v, (tuple, list)):
+            out |= free_symbols(v)
+        elif isinstance(v, Expr):
+            out |= v.free_symbols
+        elif isinstance(v, Affine):
+            out |= free_symbols([v.const] + [c for _, c in v.terms])
+    return out
+
+
+def size_hint(v, hints: dict) -> int:
+    """The value of a size for the example inputs (``hints``: symbol -> int)."""
+    if not isinstance(v, Expr):
+        return int(v)
+    return int(eval(str(v), {"__builtins__": {}}, dict(hints)))  # our own text: s0, 2*s0, //
+
+
+def from_sym_int(v):
+    """A tracing ``SymInt`` (``dynamo/symbolic_shapes.py``) as an ``Expr`` (ints stay ints).
+
+    Only sizes that are sums of products of symbols with positive coefficients — ``>= 2`` for
+    every value of the symbols, as the size rules of tracing guarantee — become ``Expr``; any
+    other (``s0 - 1``, ``s0 // 2``: may be 0 or 1, where broadcasting changes) raises
+    ``NotImplementedError`` and the graph is specialised."""
+    if not hasattr(v, "expr") or not hasattr(v, "hint"):
+        return int(v)
+    from ..dynamo.symbolic_shapes import walk_expr
+
+    e = walk_expr(v.expr, Expr.symbol, _PY_OPS)
+    if isinstance(e, Expr) and any(c <= 0 or any(not _SYM.fullmatch(a) for a in m)
+                                   for m, c in e.terms):
+        raise NotImplementedError(f"the size {v} is not known to be >= 2")
+    return e
+
+
+_PY_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+           "//": lambda a, b: a // b, "%": lambda a, b: a % b, "neg": lambda a: -a}
+
 
 class Affine:
     """``const + Σ coef·var`` — the index expressions of this IR (torch uses sympy)."""
@@ -16,8 +202,8 @@ class Affine:
     __slots__ = ("const", "terms", "_hash")
 
     def __init__(self, const: int = 0, terms=()):
-        self.const = int(const)
-        self.terms = tuple(sorted((v, c) for v, c in terms if c != 0))
+        self.const = const if isinstance(const, Expr) else int(const)  # Expr: a symbolic offset
+        self.terms = tuple(sorted(((v, c) for v, c in terms if c != 0), key=lambda t: t[0]))
         self._hash = hash((self.const, self.terms))
 
     @staticmethod
@@ -32,7 +218,7 @@ class Affine:
         return {v for v, _ in self.terms}
 
     def __add__(self, other):
-        if isinstance(other, int):
+        if isinstance(other, (int, Expr)):
             return Affine(self.const + other, self.terms)
         d = dict(self.terms)
         for v, c in other.terms:
@@ -61,26 +247,26 @@ class Affine:
         return self._hash
 
     def __repr__(self) -> str:
-        parts = [v if c == 1 else f"{c}*{v}" for v, c in self.terms]
+        parts = [v if c == 1 else f"{_paren(c)}*{v}" for v, c in self.terms]
         if self.const or not parts:
             parts.append(str(self.const))
         return " + ".join(parts)
 
 
 def as_index(x) -> Affine:
-    return x if isinstance(x, Affine) else Affine(int(x))
+    return x if isinstance(x, Affine) else Affine(x if isinstance(x, Expr) else int(x))
 
 
 def contiguous_strides(size) -> tuple:
     strides, acc = [], 1
     for s in reversed(size):
         strides.append(acc)
-        acc *= max(int(s), 1)
+        acc *= s if isinstance(s, Expr) else max(int(s), 1)  # a symbol is >= 2
     return tuple(reversed(strides))
 
 
-def numel(size) -> int:
+def numel(size):
     n = 1
     for s in size:
-        n *= int(s)
+        n *= s if isinstance(s, Expr) else int(s)
     return n
