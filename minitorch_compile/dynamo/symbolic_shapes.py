@@ -75,7 +75,10 @@ class SymInt:
     def __floordiv__(self, other):
         if isinstance(other, int) and not isinstance(other, bool) and other == 1:
             return self
-        return self._binary(other, "//", operator.floordiv, _lo_floordiv)
+        out = self._binary(other, "//", operator.floordiv, _lo_floordiv)
+        if type(other) is int and other >= 1 and self.lo is not None and self.lo >= 0:
+            out.lo = self.lo // other  # a // k >= lo // k for a constant k (s0*4 // 2 >= 4)
+        return out
 
     def __rfloordiv__(self, other):
         return self._binary(other, "//", operator.floordiv, _lo_floordiv, reverse=True)

@@ -7,6 +7,12 @@ and lowered in turn), its lowering, or a fallback extern kernel; the outputs are
 What is left is ``self.buffers`` — the realized buffers in topological order — which the
 scheduler fuses and the code generator turns into Python.
 
+Dynamic shapes: a placeholder whose sizes are symbolic (``SymInt``s of AOTAutograd's symbolic
+trace) becomes an ``InputBuffer`` whose sizes are ``sizevars.Expr``s; ``sym_size`` nodes and
+size arithmetic evaluate to ``Expr``s, which the lowerings use like ints.  ``symbol_inputs``
+says where the generated code reads each symbol (``s0 = arg0_1.shape[0]``); ``hints`` holds
+each symbol's value for the example inputs (scores and reports only — never the code).
+
 Inlining and realizing (torch's ``mark_reuse``): a pointwise result stays an unrealized recipe
 and is recomputed inside each consumer, unless it has several users *and* recomputing is not
 cheap: it reads more than ``config.realize_reads_threshold`` buffers, its body has more than
@@ -19,7 +25,9 @@ from __future__ import annotations
 import operator
 
 from .._tensor import Tensor
+from ..dynamo.symbolic_shapes import SymInt, hint_int
 from ..fx.interpreter import Interpreter
+from ..fx.proxy_tensor import sym_size
 from ..fx.node import map_arg
 from . import config
 from .decomposition import get_decomposition
@@ -34,9 +42,12 @@ from .ir import (
     contiguous_strides,
 )
 from .lowering import fallback, lowering_for
+from .sizevars import as_sizes, from_sym_int, is_symbolic
 from .virtualized import V
 
 _HEAVY_OPS = ("exp", "sigmoid", "kernel")
+_SIZE_ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+                    operator.neg)
 
 
 class GraphLowering(Interpreter):
@@ -51,6 +62,8 @@ class GraphLowering(Interpreter):
         self.fallbacks: list = []  # (op name, reason)
         self.constants: dict = {}  # name -> numpy array (get_attr tensors)
         self.current_node = None
+        self.hints: dict = {}  # size symbol -> its value for the example inputs
+        self.symbol_inputs: dict = {}  # size symbol -> (input name, dim or None)
         self._meta_stack: list = []
         self._n_buf = 0
 
@@ -78,14 +91,35 @@ class GraphLowering(Interpreter):
         val = node.meta.get("val")
         self.graph_input_names.append(node.name)
         if not isinstance(val, Tensor):
+            if is_sym_int(val):  # a size the graph receives (a saved size, an int input)
+                self._bind(val, node.name, None)
+                return from_sym_int(val)
             return val
+        size = as_sizes(val.shape)
         stride = tuple(val.stride())
-        buf = InputBuffer(node.name, FixedLayout(val.dtype, tuple(val.shape), stride, 0))
+        if any(is_symbolic(s) for s in size):
+            for d, s in enumerate(val.shape):
+                self._bind(s, node.name, d)
+            if stride != contiguous_strides(tuple(hint_int(s) for s in val.shape)):
+                raise NotImplementedError(f"input {node.name} has symbolic sizes and is not "
+                                          "contiguous (its strides would be symbolic)")
+            stride = contiguous_strides(size)
+        buf = InputBuffer(node.name, FixedLayout(val.dtype, size, stride, 0))
         self.graph_inputs[node.name] = buf
         self.name_to_buffer[node.name] = buf
         return TensorBox(StorageBox(buf))
 
     device_type = "cpu"  # the device the code generator targets (compile_fx sets "npu")
+
+    def _bind(self, value, name: str, dim) -> None:
+        """Remember where a size symbol can be read at run time, and its hint."""
+        if not is_sym_int(value):
+            return
+        e = from_sym_int(value)
+        if is_symbolic(e):
+            if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1:
+                self.hints[str(e)] = value.hint
+                self.symbol_inputs.setdefault(str(e), (name, dim))
 
     def get_attr(self, target, args, kwargs):
         """A constant tensor of the graph: a buffer the module defines at its top."""
@@ -120,6 +154,10 @@ class GraphLowering(Interpreter):
     def call_function(self, target, args, kwargs):
         if target is operator.getitem:
             return args[0][args[1]]
+        if target is sym_size:  # a size: an Expr (or int) of the IR
+            return args[0].get_size()[args[1]]
+        if target in _SIZE_ARITHMETIC:
+            return target(*args)
         bound = target.bind(*args, **kwargs)
         decomp = get_decomposition(target)
         if decomp is not None:
@@ -206,6 +244,10 @@ class GraphLowering(Interpreter):
         if isinstance(store.data, Pointwise) and not _should_realize_on_reuse(store.data):
             return
         store.realize()
+
+
+def is_sym_int(v) -> bool:
+    return isinstance(v, SymInt)
 
 
 def _should_realize_on_reuse(pw) -> bool:

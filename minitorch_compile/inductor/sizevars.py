@@ -25,8 +25,21 @@ the strides of the numpy view a kernel reads through.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 _SYM = re.compile(r"\bs\d+\b")
+_printing = {"prefix": ""}
+
+
+@contextmanager
+def kernel_symbols():
+    """Inside a kernel a size symbol is the kernel's argument ``ks0`` (torch's kernels name
+    them so); the wrapper passes ``s0``."""
+    old, _printing["prefix"] = _printing["prefix"], "k"
+    try:
+        yield
+    finally:
+        _printing["prefix"] = old
 
 
 class Expr:
@@ -122,7 +135,9 @@ class Expr:
                 parts.append(f"-{body}")
             else:
                 parts.append(f"{c}*{body}")
-        return " + ".join(parts).replace("+ -", "- ")
+        text = " + ".join(parts).replace("+ -", "- ")
+        prefix = _printing["prefix"]
+        return _SYM.sub(lambda m: prefix + m.group(0), text) if prefix else text
 
     __str__ = __repr__
 
@@ -147,7 +162,7 @@ def _simplify(e: Expr):
 
 def _paren(v) -> str:
     text = str(v)
-    return text if _SYM.fullmatch(text) or text.lstrip("-").isdigit() else f"({text})"
+    return text if re.fullmatch(r"k?s\d+", text) or text.lstrip("-").isdigit() else f"({text})"
 
 
 def is_symbolic(v) -> bool:
@@ -171,7 +186,11 @@ def size_hint(v, hints: dict) -> int:
     """The value of a size for the example inputs (``hints``: symbol -> int)."""
     if not isinstance(v, Expr):
         return int(v)
-    return int(eval(str(v), {"__builtins__": {}}, dict(hints)))  # our own text: s0, 2*s0, //
+    old, _printing["prefix"] = _printing["prefix"], ""
+    try:
+        return int(eval(str(v), {"__builtins__": {}}, dict(hints)))  # our own text: s0, //
+    finally:
+        _printing["prefix"] = old
 
 
 def from_sym_int(v):
@@ -190,6 +209,11 @@ def from_sym_int(v):
                                    for m, c in e.terms):
         raise NotImplementedError(f"the size {v} is not known to be >= 2")
     return e
+
+
+def as_sizes(shape) -> tuple:
+    """A meta tensor's shape (ints and SymInts) as Inductor sizes (ints and Exprs)."""
+    return tuple(from_sym_int(s) for s in shape)
 
 
 _PY_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,

@@ -222,8 +222,8 @@ def _sum_to_size(self, size):
     """Sum ``self`` down to ``size`` (the reverse of broadcasting)."""
     size = tuple(size)
     shape = tuple(self.shape)
-    if shape == size:
-        return self
+    if len(shape) == len(size) and shape == size:  # lengths first: (s0, 4) vs (4,) asks
+        return self  # no question of s0 (a symbolic size would record a guard)
     lead = len(shape) - len(size)
     if lead < 0:
         raise RuntimeError(f"size {list(size)} is not expandable to size {list(shape)}")
