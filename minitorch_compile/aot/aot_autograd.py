@@ -479,8 +479,9 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
     """For Dynamo backends: ``gm`` takes flat tensors and returns a tuple.  A graph AOTAutograd
     cannot trace runs eagerly with a warning — or, with ``eager_fallback=False`` (the backend
     compiles under ``fullgraph=True``), raises ``AOTUnsupported``."""
+    nodes = gm.graph.nodes if hasattr(gm, "graph") else ()  # any callable may come here
     dynamic = [tuple(d for d, s in enumerate(v.shape) if is_symbolic(s))
-               for v in (n.meta.get("example_value") for n in gm.graph.nodes
+               for v in (n.meta.get("example_value") for n in nodes
                          if n.op == "placeholder") if isinstance(v, Tensor)]
     compiled = aot_function(gm, fw_compiler, bw_compiler, partition_fn, decompositions,
                             dynamic_dims=dynamic if any(dynamic) else None)

@@ -93,17 +93,14 @@ class GraphLowering(Interpreter):
         if not isinstance(val, Tensor):
             if is_sym_int(val):  # a size the graph receives (a saved size, an int input)
                 self._bind(val, node.name, None)
-                return from_sym_int(val)
+                return from_sym_int(val, size=False)
             return val
         size = as_sizes(val.shape)
         stride = tuple(val.stride())
         if any(is_symbolic(s) for s in size):
             for d, s in enumerate(val.shape):
                 self._bind(s, node.name, d)
-            if stride != contiguous_strides(tuple(hint_int(s) for s in val.shape)):
-                raise NotImplementedError(f"input {node.name} has symbolic sizes and is not "
-                                          "contiguous (its strides would be symbolic)")
-            stride = contiguous_strides(size)
+            stride = _symbolic_strides(node.name, size, val)
         buf = InputBuffer(node.name, FixedLayout(val.dtype, size, stride, 0))
         self.graph_inputs[node.name] = buf
         self.name_to_buffer[node.name] = buf
@@ -115,7 +112,7 @@ class GraphLowering(Interpreter):
         """Remember where a size symbol can be read at run time, and its hint."""
         if not is_sym_int(value):
             return
-        e = from_sym_int(value)
+        e = from_sym_int(value, size=False)
         if is_symbolic(e):
             if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1:
                 self.hints[str(e)] = value.hint
@@ -244,6 +241,21 @@ class GraphLowering(Interpreter):
         if isinstance(store.data, Pointwise) and not _should_realize_on_reuse(store.data):
             return
         store.realize()
+
+
+def _symbolic_strides(name: str, size: tuple, val) -> tuple:
+    """Strides over symbolic sizes: the dense layout in the input's stride order (contiguous,
+    or a permutation of it like a saved ``transpose``), checked against the example's."""
+    hints = tuple(hint_int(s) for s in val.shape)
+    have = tuple(val.stride())
+    order = sorted(range(len(size)), key=lambda d: (-have[d], d))  # outermost first
+    dense = dict(zip(order, contiguous_strides([size[d] for d in order])))
+    strides = tuple(dense[d] for d in range(len(size)))
+    dense_hints = dict(zip(order, contiguous_strides([hints[d] for d in order])))
+    if any(h != 1 and have[d] != dense_hints[d] for d, h in enumerate(hints)):
+        raise NotImplementedError(f"input {name} with symbolic sizes is not dense (strides "
+                                  f"{list(have)} for sizes {list(hints)})")
+    return strides
 
 
 def is_sym_int(v) -> bool:

@@ -193,21 +193,21 @@ def size_hint(v, hints: dict) -> int:
         _printing["prefix"] = old
 
 
-def from_sym_int(v):
+def from_sym_int(v, size: bool = True):
     """A tracing ``SymInt`` (``dynamo/symbolic_shapes.py``) as an ``Expr`` (ints stay ints).
 
-    Only sizes that are sums of products of symbols with positive coefficients — ``>= 2`` for
-    every value of the symbols, as the size rules of tracing guarantee — become ``Expr``; any
-    other (``s0 - 1``, ``s0 // 2``: may be 0 or 1, where broadcasting changes) raises
-    ``NotImplementedError`` and the graph is specialised."""
+    A *size* must be ``>= 2`` for the example inputs: 0 and 1 are special to broadcasting, so
+    the trace specialised every decision that depends on them — either the trace compared the
+    size with 1 (a guard: the artifact is used only where the answer is the same) or its code is
+    right for any value.  A size that was 0 or 1 when traced raises ``NotImplementedError``
+    (the graph is specialised).  A scalar (``size=False``) may be anything."""
     if not hasattr(v, "expr") or not hasattr(v, "hint"):
         return int(v)
     from ..dynamo.symbolic_shapes import walk_expr
 
     e = walk_expr(v.expr, Expr.symbol, _PY_OPS)
-    if isinstance(e, Expr) and any(c <= 0 or any(not _SYM.fullmatch(a) for a in m)
-                                   for m, c in e.terms):
-        raise NotImplementedError(f"the size {v} is not known to be >= 2")
+    if size and isinstance(e, Expr) and v.hint < 2:
+        raise NotImplementedError(f"the size {v} was {v.hint} when traced")
     return e
 
 

@@ -248,8 +248,13 @@ def _slice_length(size, start, end, step):
     ``x[n:]`` (step 1, non-negative bounds) stays symbolic, decisions guarded."""
     symbolic = any(hasattr(v, "hint") for v in (size, start, end))
     if symbolic and step == 1:
-        lo = 0 if start is None else start
-        hi = size if end is None else end
+        def from_end(v):  # x[:-1]: the bound is size - 1, at least 0 (decisions guarded)
+            if type(v) is int and v < 0 and hasattr(size, "hint"):
+                v = size + v
+                return 0 if v < 0 else v
+            return v
+        lo = 0 if start is None else from_end(start)
+        hi = size if end is None else from_end(end)
         if lo >= 0 and hi >= 0:  # guarded decisions on symbols
             lo = size if lo > size else lo
             hi = size if hi > size else hi
