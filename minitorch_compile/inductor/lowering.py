@@ -264,9 +264,15 @@ def expand(x, size, implicit=False):
 def slice_(x, dim=0, start=None, end=None, step=1):
     d = wrap_dim(dim, x.ndim)
     size = list(x.get_size())
-    r = range(size[d])[slice(start, end, step)]
-    size[d] = len(r)
-    lo = r.start if len(r) else 0
+    if any(is_symbolic(v) for v in (size[d], start, end)):  # the meta rule sized it
+        if step != 1 or not (start is None or is_symbolic(start) or start >= 0):
+            raise NotImplementedError(f"slice [{start}:{end}:{step}] of a symbolic size")
+        size[d] = as_sizes(V.graph.current_meta().shape)[d]
+        lo = 0 if start is None else start
+    else:
+        r = range(size[d])[slice(start, end, step)]
+        size[d] = len(r)
+        lo = r.start if len(r) else 0
 
     def reindex(index):
         out = list(index)
