@@ -214,6 +214,11 @@ def _extract_fwd_bwd(joint: GraphModule, saved: list, num_fwd_outputs: int, meth
     tangents = [n for n in graph.nodes if _is_tangent(n)]
     fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward")
     bw = extract_graph(graph, list(saved) + tangents, list(bwd_outs), "backward")
+    unused = {n.name for n in bw.nodes if n.op == "placeholder" and not n.users}
+    if any(_is_sym(n) and n.name in unused for n in saved):  # a size the backward never reads
+        saved = [n for n in saved if not (_is_sym(n) and n.name in unused)]
+        fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward")
+        bw = extract_graph(graph, list(saved) + tangents, list(bwd_outs), "backward")
     fw_names = {n.name for n in fw.nodes if n.op == "call_function"}
     bw_names = {n.name for n in bw.nodes if n.op == "call_function"}
     recomputed = [n for n in graph.nodes if n.name in fw_names and n.name in bw_names]
