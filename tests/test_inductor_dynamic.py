@@ -256,3 +256,19 @@ def test_dynamic_kernel_count_vs_torch(name):
     assert "ks0" in compile_fx.compiled_graphs[-1].source
     np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
     assert metrics.generated_kernel_count <= theirs
+
+
+def test_sizes_as_scalar_operands_keep_eager_dtypes():
+    """``i * x.shape[0]`` with an int tensor stays int64 (a size is an int scalar), and
+    ``i // x.shape[1]`` is floor division of ints, as in eager mode."""
+    def f(x, i):
+        return i * x.shape[0] + (x * x.shape[0]).sum(0).to(mtc.int64), i // x.shape[1]
+
+    compiled = mtc.compile(f, dynamic=True)
+    for n in (3, 5, 9):
+        x, i = mtc.randn(n, 4), mtc.randint(0, 10, (n, 4))
+        for a, b in zip(compiled(x, i), f(x, i)):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert len(compile_fx.compiled_graphs) == 1
+    assert "ks0" in compile_fx.compiled_graphs[0].source

@@ -99,7 +99,11 @@ class CompiledPair:
             self._check = eval(f"lambda {', '.join(self.symbols) or '_'}: "  # our own text
                                f"{' and '.join(f'({g})' for g in self.guards)}",
                                {"__builtins__": {}})
-        return self._check(*[tensors[k]._data.shape[d] for k, d in self.symbols.values()])
+        try:
+            return bool(self._check(*[tensors[k]._data.shape[d]
+                                      for k, d in self.symbols.values()]))
+        except ArithmeticError:  # a guard divides by a size expression that is 0 here
+            return False
 
 
 counters: dict = {"total": 0}  # traces made by every aot_function (torch: counters["aot_autograd"])

@@ -146,6 +146,15 @@ class SymInt:
     __repr__ = __str__
 
 
+def _register_scalar() -> None:
+    from .. import _dispatch
+
+    _dispatch.register_number_type(SymInt)  # x * s0: a scalar operand, not a tensor
+
+
+_register_scalar()
+
+
 def _balanced(s: str) -> bool:
     depth = 0
     for ch in s:

@@ -140,7 +140,14 @@ class SpecializedFxGraph:
 
     @property
     def source(self) -> str:
-        return f"# specialised per size: {self.reason}"
+        latest = list(self.compiled.values())[-1:]
+        return f"# specialised per size: {self.reason}\n" + \
+            (latest[0].source if latest else "# (no size compiled yet)\n")
+
+    def __getattr__(self, name):  # kernels, decisions, ...: those of the latest size compiled
+        if name.startswith("_") or not self.__dict__.get("compiled"):
+            raise AttributeError(name)
+        return getattr(list(self.compiled.values())[-1], name)
 
 
 def _compile_graph(gm, example_inputs) -> CompiledFxGraph:

@@ -153,9 +153,10 @@ def pointwise_lowering(opdef):
         custom = _BODIES.get(op.name)
         tensors = [args[i] for i in sorted(t_idx) if isinstance(args[i], TensorBox)]
         if opdef.promotion is not None:
-            compute, result = elementwise_dtypes(promotion_kind(opdef.promotion, args),
-                                                 *[args[i] for i in sorted(t_idx)
-                                                   if args[i] is not None])
+            typed = [2 if is_symbolic(a) else a for a in args]  # a size is an int scalar
+            compute, result = elementwise_dtypes(promotion_kind(opdef.promotion, typed),
+                                                 *[typed[i] for i in sorted(t_idx)
+                                                   if typed[i] is not None])
         else:
             compute = result = V.graph.current_meta().dtype
         custom = _DTYPE_BODIES.get((op.name, compute.name), custom)
