@@ -272,3 +272,39 @@ def test_sizes_as_scalar_operands_keep_eager_dtypes():
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert len(compile_fx.compiled_graphs) == 1
     assert "ks0" in compile_fx.compiled_graphs[0].source
+
+
+def test_symbolic_size_as_an_index_and_a_graph_without_inputs():
+    def pick(x):
+        return x.cos() * x.numel() + x[x.shape[0] // 2]
+
+    traces, graphs = run_sizes(pick, [3, 4, 7, 10], lambda n: [mtc.randn(n, 2)], grad=False)
+    assert (traces, graphs) == (1, 1)
+
+    def branch(x, y):  # size 3: the graph has no input and no op left (it used to crash)
+        v = x
+        if v.shape[0] > 3:
+            v = v * 2
+        return v
+
+    compiled = mtc.compile(branch)
+    for n in (2, 3, 5, 6):
+        x = mtc.randn(n)
+        np.testing.assert_allclose(compiled(x, x).numpy(), branch(x, x).numpy())
+
+
+def test_aot_falls_back_to_concrete_sizes_when_symbolic_tracing_fails(monkeypatch):
+    """Whatever cannot be traced symbolically is traced per size instead, with the reason in
+    the ``dynamic`` log — never an error the program would not raise eagerly."""
+    real = aot_autograd.create_aot_pair
+
+    def no_symbolic(*args, **kwargs):
+        if len(args) > 6 and args[6]:
+            raise NotImplementedError("no symbolic meta rule (test)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(aot_autograd, "create_aot_pair", no_symbolic)
+    traces, graphs = run_sizes(lambda x: x.sin() * 3, [3, 4, 5, 4],
+                               lambda n: [mtc.randn(n, requires_grad=True)])
+    assert traces == 2  # sizes 4 and 5, each traced concretely (4 again: a cache hit)
+    assert all("ks0" not in g.source for g in compile_fx.compiled_graphs)

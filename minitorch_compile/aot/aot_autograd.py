@@ -327,6 +327,7 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
     bw_compiler = bw_compiler or fw_compiler
     cache: dict = {}
     sym_cache: dict = {}  # symbolic key -> entries, each valid where its guards hold
+    unsymbolic: set = set()  # symbolic keys whose trace failed: keyed concretely instead
 
     def returned(*args, **kwargs):
         fast = None if kwargs else _fast_key(args)
@@ -337,6 +338,8 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
         tensors = [a for a in flat_args if isinstance(a, Tensor)]
         dynamic = dynamic_dims if dynamic_dims and len(dynamic_dims) == len(tensors) else None
         skey = _symbolic_key(flat_args, dynamic) if dynamic else None
+        if skey is not None and (in_spec, skey) in unsymbolic:
+            skey = None
         if skey is not None:
             key = (in_spec, skey)
             entry = next((e for e in sym_cache.get(key, ()) if e[0].guards_hold(tensors)),
@@ -355,8 +358,23 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
                     out_spec_box.append(spec)
                 return leaves
 
-            pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
-                                   decompositions, dynamic if skey is not None else None)
+            pair = None
+            if skey is not None:
+                try:
+                    pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
+                                           partition_fn, decompositions, dynamic)
+                except AOTUnsupported:
+                    raise
+                except Exception as e:  # noqa: BLE001 - not symbolic yet: specialise
+                    _log_specialised(e)
+                    unsymbolic.add(key)
+                    skey, key = None, (in_spec, _metadata_key(flat_args))
+                    out_spec_box.clear()
+                    entry = cache.get(key)
+            if pair is None and entry is None:
+                pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
+                                       partition_fn, decompositions, None)
+        if entry is None:
             entry = (pair, out_spec_box[0],
                      _runtime_function(pair) if pair.backward else None)
             if skey is not None:
@@ -373,6 +391,13 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
     returned.last_pair = None
     returned.compile_count = 0  # traces made (a dynamic graph: one for every size)
     return returned
+
+
+def _log_specialised(e: Exception) -> None:
+    from ..dynamo._logging import get_logger
+
+    get_logger("dynamic").info("AOTAutograd: cannot trace symbolically, specialising to the "
+                               "input sizes: %s: %s", type(e).__name__, e)
 
 
 def _symbolic_key(flat_args, dynamic: list):
