@@ -23,7 +23,7 @@ import minitorch_compile as mtc
 import minitorch_compile.nn.functional as F
 from minitorch_compile.aot import aot_autograd
 from minitorch_compile.fx import make_fx
-from minitorch_compile.inductor import lowering, metrics
+from minitorch_compile.inductor import metrics
 from minitorch_compile.inductor.sizevars import Affine, Expr, size_hint
 
 compile_fx = importlib.import_module("minitorch_compile.inductor.compile_fx")  # the module

@@ -50,6 +50,7 @@ from ..fx import make_fx
 from ..fx._pytree import tree_flatten, tree_unflatten
 from ..fx.graph_module import GraphModule
 from ..report.trace import trace_event
+from .dynamic import _guards, _log_specialised, _symbolic_inputs, _symbolic_key, guards_hold
 from .functionalize import functionalize
 from .partitioners import FORWARD_TAG, default_partition
 
@@ -93,17 +94,7 @@ class CompiledPair:
 
     def guards_hold(self, tensors) -> bool:
         """Do the symbolic trace's guards hold for these inputs' sizes?"""
-        if not self.guards:
-            return True
-        if self._check is None:
-            self._check = eval(f"lambda {', '.join(self.symbols) or '_'}: "  # our own text
-                               f"{' and '.join(f'({g})' for g in self.guards)}",
-                               {"__builtins__": {}})
-        try:
-            return bool(self._check(*[tensors[k]._data.shape[d]
-                                      for k, d in self.symbols.values()]))
-        except ArithmeticError:  # a guard divides by a size expression that is 0 here
-            return False
+        return guards_hold(self, tensors)
 
 
 counters: dict = {"total": 0}  # traces made by every aot_function (torch: counters["aot_autograd"])
@@ -119,18 +110,6 @@ def _metadata_key(flat_args) -> tuple:
         else:
             key.append(("C", type(a).__name__, repr(a)))
     return tuple(key)
-
-
-def _symbolic_inputs(tensors: list, dynamic: list):
-    """Fake tensors whose ``dynamic`` dims are symbols of one ShapeEnv (duck sized)."""
-    from ..dynamo.symbolic_shapes import ShapeEnv
-    from ..fx import FakeTensorMode
-
-    env, mode = ShapeEnv(), FakeTensorMode()
-    fakes = [mode.from_tensor(t, {d: env.create_symbol(str(k), d, t._data.shape[d])
-                                  for d in dims})
-             for k, (t, dims) in enumerate(zip(tensors, dynamic))]
-    return env, mode, fakes
 
 
 def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
@@ -248,10 +227,6 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     compiled_bw = bw_compiler(bw_module, bw_examples)
     return CompiledPair(compiled_fw, compiled_bw, num_outputs, diff_outputs, grad_inputs,
                         mutated, partition, fw_graph, joint_gm, history, symbols, _guards(env))
-
-
-def _guards(env) -> list:
-    return [] if env is None else list(env.guards)
 
 
 class AOTUnsupported(NotImplementedError):
@@ -391,38 +366,6 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
     returned.last_pair = None
     returned.compile_count = 0  # traces made (a dynamic graph: one for every size)
     return returned
-
-
-def _log_specialised(e: Exception) -> None:
-    from ..dynamo._logging import get_logger
-
-    get_logger("dynamic").info("AOTAutograd: cannot trace symbolically, specialising to the "
-                               "input sizes: %s: %s", type(e).__name__, e)
-
-
-def _symbolic_key(flat_args, dynamic: list):
-    """The key of a call whose ``dynamic`` dims are symbols, or None (key it concretely).
-
-    A dynamic dim contributes which earlier dynamic dim has the same value (duck sizing: equal
-    sizes are one symbol), never its value; a dim of size 0 or 1, or a non-contiguous tensor
-    (its strides would be symbolic too), falls back to the concrete key."""
-    key: list = [_dispatch.state.grad_enabled]
-    first_of: dict = {}  # value -> first dynamic dim with it
-    first_seen: dict = {}
-    k = 0
-    for i, a in enumerate(flat_args):
-        if not isinstance(a, Tensor):
-            key.append(("C", type(a).__name__, repr(a)))
-            continue
-        dims, shape = dynamic[k], a._data.shape
-        if dims and (not a._data.flags.c_contiguous or any(shape[d] < 2 for d in dims)):
-            return None
-        sizes = tuple(("s", first_of.setdefault(shape[d], (k, d))) if d in dims else shape[d]
-                      for d in range(len(shape)))
-        key.append(("T", sizes, a.dtype.name, str(a.device), a.requires_grad,
-                    a.stride() if not dims else "contiguous", first_seen.setdefault(id(a), i)))
-        k += 1
-    return tuple(key)
 
 
 def _fast_key(args: tuple):

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 
 from .._tensor import Tensor
 from ..dynamo._logging import get_logger, warn_user
-from ..dynamo.symbolic_shapes import is_symbolic
 from ..dynamo.convert_frame import compiling_fullgraph
 from ..dynamo.exc import BackendCompilerFailed, CompilerFallbackWarning
+from ..dynamo.symbolic_shapes import is_symbolic
 from ..report.trace import trace_event
 from . import metrics
 from .codegen.wrapper import WrapperCodeGen, source_key

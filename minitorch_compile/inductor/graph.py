@@ -27,8 +27,8 @@ import operator
 from .._tensor import Tensor
 from ..dynamo.symbolic_shapes import SymInt, hint_int
 from ..fx.interpreter import Interpreter
-from ..fx.proxy_tensor import sym_size
 from ..fx.node import map_arg
+from ..fx.proxy_tensor import sym_size
 from . import config
 from .decomposition import get_decomposition
 from .dependencies import extract_read_writes

@@ -12,14 +12,15 @@ instead of sympy.  Its invariants:
 * ``//`` and ``%`` by an int that does not divide every coefficient become an opaque atom
   ``(s0//2)``; ordering (``<``) and ``int()`` raise, so no code can silently decide on a
   symbolic size — the caller either handles ``Expr`` or Inductor specialises (compile_fx.py);
-* an ``Expr`` prints as Python (``2*s0 + 1``): generated code computes it from the sizes its
-  kernels receive as arguments (``def fused_cos_mul_0(in_ptr0, out_ptr0, s0):``).
+* an ``Expr`` prints as Python (``2*s0 + 1``): the generated wrapper computes it from the
+  sizes it reads off its inputs, and a kernel from the sizes it receives as arguments, which
+  it names ``ks0`` (``def fused_cos_mul_0(in_arg0_1, out_buf0, ks0):``).
 
-**Indices.** Every index in this IR is *affine*: ``const + Σ coef·var`` over loop variables (``i0``, ``x1``,
-``r0``).  Views, broadcasts, permutes, slices and contiguous layouts only ever produce affine
-indices, so an ``Affine`` — a constant and a sorted tuple of ``(variable, coefficient)`` — is
-enough: it adds, scales, substitutes variables, compares and hashes, and its coefficients are
-the strides of the numpy view a kernel reads through.
+**Indices.** Every index in this IR is *affine*: ``const + Σ coef·var`` over loop variables
+(``i0``, ``x1``, ``r0``).  Views, broadcasts, permutes, slices and contiguous layouts only
+ever produce affine indices, so an ``Affine`` — a constant and a sorted tuple of
+``(variable, coefficient)`` — is enough: it adds, scales, substitutes variables, compares
+and hashes, and its coefficients are the strides of the numpy view a kernel reads through.
 """
 
 from __future__ import annotations

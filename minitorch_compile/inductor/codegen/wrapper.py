@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import config
-from ..sizevars import free_symbols, kernel_symbols, size_hint
 from ..ir import (
     ExternKernel,
     InputBuffer,
@@ -48,6 +47,7 @@ from ..ir import (
     numel,
     strided_view,
 )
+from ..sizevars import free_symbols, kernel_symbols, size_hint
 from .common import const_repr, np_dtype
 from .cpu import NumpyKernel
 
