@@ -1,6 +1,6 @@
 """What Dynamo costs: the first call of a compiled function, and every call after it.
 
-Run: ``python benchmarks/bench_dynamo.py`` (about 10 s with torch installed; ``--no-torch``
+Run: ``python benchmarks/bench_dynamo.py`` (about 20 s with torch installed; ``--no-torch``
 skips the comparison, ``--repeat`` sets the number of timing runs).
 
 Part 1 — **first call** (capture). The first call of a compiled function binds the arguments,
