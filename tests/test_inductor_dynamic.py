@@ -308,3 +308,19 @@ def test_aot_falls_back_to_concrete_sizes_when_symbolic_tracing_fails(monkeypatc
                                lambda n: [mtc.randn(n, requires_grad=True)])
     assert traces == 2  # sizes 4 and 5, each traced concretely (4 again: a cache hit)
     assert all("ks0" not in g.source for g in compile_fx.compiled_graphs)
+
+
+def test_exact_division_by_a_size_simplifies():
+    """``x.reshape(x.shape[0], -1)`` infers ``(s0*4)//s0``: exactly ``4``, so the graph stays
+    symbolic (an opaque ``//`` would not match ``4`` and the graph would be specialised)."""
+    s0, s1 = Expr.symbol("s0"), Expr.symbol("s1")
+    assert (s0 * s1 * 4) // s0 == 4 * s1 and (s0 * 3) % s0 == 0
+    assert str((s0 * 3 + 1) // s0) == "((3*s0 + 1)//s0)"
+
+    def f(x):
+        return F.softmax((x.reshape(-1) * 2).reshape(x.shape[0], -1), -1)
+
+    traces, graphs = run_sizes(f, [3, 5, 8], lambda n: [mtc.randn(n, 4, requires_grad=True)])
+    assert (traces, graphs) == (1, 2)
+    assert not any(isinstance(g, compile_fx.SpecializedFxGraph)
+                   for g in compile_fx.compiled_graphs)

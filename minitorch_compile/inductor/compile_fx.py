@@ -42,6 +42,7 @@ from . import metrics
 from .codegen.wrapper import WrapperCodeGen, source_key
 from .graph import GraphLowering
 from .scheduler import Scheduler
+from .sizevars import guard_is_tautology
 
 _module_cache: dict = {}  # source hash -> namespace of the loaded module
 
@@ -106,12 +107,14 @@ def compile_fx_inner(gm, example_inputs):
         if npu:
             raise NotImplementedError("the npu code generator compiles static sizes only")
         compiled = _compile_graph(gm, example_inputs)
-        new = [g for e, n in zip(envs, before) for g in e.guards[n:]]
+        new = [g for e, n in zip(envs, before) for g in e.guards[n:]
+               if not guard_is_tautology(g)]
         if new:
             raise NotImplementedError(f"lowering needed a concrete size (guard {new[0]})")
         return compiled
     except Exception as e:  # noqa: BLE001 - any reason: specialising is always correct
-        for env, n in zip(envs, before):
+        for env, n in zip(envs, before):  # forget them: another graph must record them too
+            env._seen.difference_update(env.guards[n:])
             del env.guards[n:]
         reason = f"{type(e).__name__}: {e}"
         get_logger("dynamic").info("inductor: specialising a dynamic graph: %s", reason)

@@ -114,7 +114,8 @@ class GraphLowering(Interpreter):
             return
         e = from_sym_int(value, size=False)
         if is_symbolic(e):
-            if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1:
+            if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1 and \
+                    str(e) in e.free_symbols:  # a plain symbol, not an atom like (s0//2)
                 self.hints[str(e)] = value.hint
                 self.symbol_inputs.setdefault(str(e), (name, dim))
 

@@ -91,15 +91,16 @@ class Expr:
     __rmul__ = __mul__
 
     def __floordiv__(self, k):
-        if isinstance(k, int) and k > 0 and all(c % k == 0 for _, c in self.terms):
-            return _simplify(Expr((m, c // k) for m, c in self.terms))
+        exact = _divide(self, k)
+        if exact is not None:
+            return exact
         return Expr.symbol(f"({_paren(self)}//{_paren(k)})")
 
     def __rfloordiv__(self, k):
         return Expr.symbol(f"({k}//{_paren(self)})")
 
     def __mod__(self, k):
-        if isinstance(k, int) and k > 0 and all(c % k == 0 for _, c in self.terms):
+        if _divide(self, k) is not None:
             return 0
         return Expr.symbol(f"({_paren(self)}%{_paren(k)})")
 
@@ -146,6 +147,30 @@ class Expr:
 def _order(item):
     mono, _ = item
     return (-len(mono), mono)
+
+
+def _divide(e: Expr, k):
+    """``e / k`` when ``k`` (a positive int, or one positive term ``c·m``) divides every term
+    of ``e`` exactly — ``(4*s0*s1) // s0`` is ``4*s1`` — else None."""
+    if isinstance(k, int):
+        mono, c = (), k
+    elif isinstance(k, Expr) and len(k.terms) == 1:
+        mono, c = k.terms[0]
+    else:
+        return None
+    if c <= 0:
+        return None
+    out = []
+    for m, coef in e.terms:
+        rest = list(m)
+        for atom in mono:
+            if atom not in rest:
+                return None
+            rest.remove(atom)
+        if coef % c:
+            return None
+        out.append((tuple(rest), coef // c))
+    return _simplify(Expr(out))
 
 
 def _terms(v) -> tuple:
@@ -215,6 +240,37 @@ def from_sym_int(v, size: bool = True):
 def as_sizes(shape) -> tuple:
     """A meta tensor's shape (ints and SymInts) as Inductor sizes (ints and Exprs)."""
     return tuple(from_sym_int(s) for s in shape)
+
+
+def guard_is_tautology(guard: str) -> bool:
+    """Does the algebra alone prove a recorded guard (``not ((s0*4 // s0) == 0)``: 4 != 0)?
+
+    Tracing decides comparisons by hints and records each as a guard; one the polynomial
+    algebra proves for every value of the symbols constrains nothing."""
+    import ast
+
+    from ..dynamo.symbolic_shapes import walk_expr
+
+    ops = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+    try:
+        tree = ast.parse(guard, mode="eval").body
+        negate = isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not)
+        cmp = tree.operand if negate else tree
+        if not (isinstance(cmp, ast.Compare) and len(cmp.ops) == 1):
+            return False
+        a = walk_expr(ast.unparse(cmp.left), Expr.symbol, _PY_OPS)
+        b = walk_expr(ast.unparse(cmp.comparators[0]), Expr.symbol, _PY_OPS)
+    except (SyntaxError, NotImplementedError):
+        return False
+    op = type(cmp.ops[0])
+    if isinstance(a, int) and isinstance(b, int):
+        value = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b,
+                 ast.Eq: a == b, ast.NotEq: a != b}[op]
+    elif op in ops and a == b:  # equal polynomials: equal for every value
+        value = ops[op](0, 0)
+    else:
+        return False
+    return value != negate
 
 
 _PY_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
