@@ -324,3 +324,33 @@ def test_exact_division_by_a_size_simplifies():
     assert (traces, graphs) == (1, 2)
     assert not any(isinstance(g, compile_fx.SpecializedFxGraph)
                    for g in compile_fx.compiled_graphs)
+
+
+@settings(max_examples=10, deadline=None)
+@given(name=st.sampled_from(sorted(_PROGRAMS)),
+       shapes=st.lists(st.tuples(st.integers(3, 24), st.integers(2, 9)).filter(
+           lambda s: s[0] != s[1]), min_size=2, max_size=4, unique=True))
+def test_every_dim_dynamic_compiles_once(name, shapes):
+    """``dynamic=True``: rows and columns are both symbols from the first call on."""
+    mtc.dynamo.reset()
+    compile_fx.compiled_graphs.clear()
+    fn = _PROGRAMS[name]
+    compiled = mtc.compile(fn, dynamic=True)
+    traces = aot_autograd.counters["total"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for rows, cols in shapes:
+            x, w = mtc.randn(rows, cols, requires_grad=True), mtc.randn(cols, requires_grad=True)
+            xe, we = x.detach().requires_grad_(), w.detach().requires_grad_()
+            out, ref = compiled(x, w), fn(xe, we)
+            np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-4, atol=1e-4)
+            out.sum().backward()
+            ref.sum().backward()
+            for a, e in ((x, xe), (w, we)):
+                if e.grad is None:
+                    assert a.grad is None
+                else:
+                    np.testing.assert_allclose(_np(a.grad), _np(e.grad), rtol=1e-4, atol=1e-4)
+    assert aot_autograd.counters["total"] - traces == 1
+    assert len(compile_fx.compiled_graphs) == 2
+    assert all("ks0" in g.source for g in compile_fx.compiled_graphs)
