@@ -11,6 +11,7 @@ int, float, bool, str, None, ...  ConstantVariable         CONSTANT_MATCH / EQUA
 tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LENGTH
 dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
 nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
+optim.Optimizer                   OptimizerVariable        TYPE_MATCH (+ grads, state keys)
 Python function                   UserFunctionVariable     ID_MATCH
 ``mtc.compile``d function         its ``.fn``, inlined     ID_MATCH (wrapper and ``.fn``)
 mtc function / op / module        TorchVariable            ID_MATCH
@@ -96,6 +97,7 @@ class VariableBuilder:
 
     def _wrap(self, value):
         from ...nn import Module
+        from ...optim import Optimizer
         from ..eval_frame import _JitFunction
 
         src = self.source
@@ -148,6 +150,11 @@ class VariableBuilder:
         if isinstance(value, Module):
             self._guard("NN_MODULE", value=value)
             return NNModuleVariable(value, src)
+        if isinstance(value, Optimizer):
+            from .optimizer import OptimizerVariable
+
+            self._guard("TYPE_MATCH", value=value)
+            return OptimizerVariable(value, src)
         if id(value) in _STDLIB_IDS:  # itertools.chain, functools.reduce, map, ... (iter.py)
             from .iter import StdlibVariable
 

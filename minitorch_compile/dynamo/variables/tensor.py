@@ -76,6 +76,10 @@ class TensorVariable(VariableTracker):
         if name in ("T", "mT"):
             return tx.output.call(tx, "call_function", getattr,
                                   [self, ConstantVariable(name)], {})
+        if name == "grad" and self.source is not None:  # an input's grad (an optimizer step)
+            from .optimizer import read_grad
+
+            return read_grad(tx, self)
         if name in _AUTOGRAD_STATE or name in _DATA_DEPENDENT:
             unimplemented(f"Tensor.{name} reads autograd state or data (not capturable)")
         if callable(getattr(Tensor, name, None)):
@@ -83,6 +87,13 @@ class TensorVariable(VariableTracker):
 
             return GetAttrVariable(self, name)
         unimplemented(f"Tensor attribute {name!r} is not supported")
+
+    def store_attr(self, tx, name, value) -> None:
+        if name != "grad":
+            unimplemented(f"assigning Tensor.{name} inside compiled code")
+        from .optimizer import store_grad
+
+        store_grad(tx, self, value)
 
     def call_method(self, tx, name, args, kwargs):
         ex = self.example_value
