@@ -153,7 +153,7 @@ class NNModuleVariable(VariableTracker):
         handler = _STATE_METHODS.get(name)
         if handler is not None and not isinstance(self, ModuleSliceVariable):
             return handler(self, tx, *args, **kwargs)
-        if name in ("zero_grad", "register_buffer", "to", "apply"):
+        if name in ("register_buffer", "to", "apply"):
             unimplemented(f"Module.{name}() inside compiled code is not supported")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 

@@ -127,7 +127,10 @@ class TensorVariable(VariableTracker):
             return tx.output.call(tx, "call_function", operator.getitem, [self] + args, kwargs)
         if name == "__setitem__":
             return tx.output.call(tx, "call_function", operator.setitem, [self] + args, kwargs)
-        return tx.output.call(tx, "call_method", name, [self] + list(args), kwargs)
+        out = tx.output.call(tx, "call_method", name, [self] + list(args), kwargs)
+        if name.endswith("_") and not name.endswith("__"):
+            return same_tensor_after_inplace(self, out)
+        return out
 
     def has_unpack_var_sequence(self, tx) -> bool:
         return self.example_value.ndim > 0
@@ -174,6 +177,18 @@ class SymNodeVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"SymNodeVariable({self.sym})"
+
+
+def same_tensor_after_inplace(vt, out):
+    """``p -= lr * g`` / ``p.add_(g)``: the result *is* ``p`` (same object, same source), as in
+    Python — so ``p.grad`` or a store after it still reaches the input.  Later graph ops read
+    the input's node, which the in-place node has updated by then (functionalization makes
+    that explicit for AOT)."""
+    if isinstance(out, TensorVariable) and isinstance(vt, TensorVariable):
+        a, b = vt.example_value, out.example_value
+        if a.shape == b.shape and a.dtype == b.dtype and a.requires_grad == b.requires_grad:
+            return vt
+    return out
 
 
 def wrap_fx_proxy(tx, node, example) -> VariableTracker:
