@@ -42,7 +42,9 @@ SGD = "lib.optim.SGD(model.parameters(), lr=0.1)"
 MOMENTUM = "lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)"
 NESTEROV = "lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=0.01, " \
            "nesterov=True)"
-ADAM = "lib.optim.Adam(model.parameters(), lr=0.01)"
+# (a little weight decay: fc1's bias feeds a BatchNorm, so its grad is rounding noise, which
+# plain Adam would normalise into steps of size lr — differently for every rounding)
+ADAM = "lib.optim.Adam(model.parameters(), lr=0.01, weight_decay=1e-2)"
 ADAM_WD = "lib.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.1, amsgrad=True)"
 GROUPS = "lib.optim.SGD([{'params': model.fc1.parameters()}, " \
          "{'params': list(model.bn.parameters()) + list(model.fc2.parameters()), 'lr': 0.01}]," \
