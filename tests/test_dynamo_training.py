@@ -207,3 +207,27 @@ def test_training_program_as_torch(name):
     theirs = tp.run(torch, name)
     ours["printed"] = theirs["printed"] = ""  # float formatting of the last digit may differ
     tp.assert_same(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+_M = mtc.nn.Linear(3, 2)
+COMPREHENSION_BREAKS = {  # a program, and what its reason must name
+    "genexpr_item": (lambda x: x + sum(p.sum().item() for p in _M.parameters()), "item"),
+    "listcomp_tolist": (lambda x: x + sum([p.sum().tolist() for p in _M.parameters()]),
+                        "tolist"),
+    "dictcomp_id": (lambda x: x * len({k: id(k) for k in ["a", "b"]}), "id()"),
+    "setcomp_print": (lambda x: x * len({print(p.shape) for p in _M.parameters()}),
+                      "print()"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPREHENSION_BREAKS))
+def test_break_reason_inside_a_comprehension_names_the_unsupported_thing(name, capsys):
+    fn, named = COMPREHENSION_BREAKS[name]
+    mtc.dynamo.reset()
+    x = mtc.ones(2)
+    compiled = mtc.compile(fn, backend="eager")
+    np.testing.assert_allclose(compiled(x).numpy(), fn(x).numpy())
+    reasons = [e.reason for e in mtc.dynamo.cache_entries(compiled)] + \
+        [r.reason for r in mtc.dynamo.explain(fn)(x).break_reasons]
+    assert any(named in r for r in reasons if r), reasons
+    assert not any("nested function" in r and named not in r for r in reasons if r)
