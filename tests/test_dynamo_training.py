@@ -231,3 +231,73 @@ def test_break_reason_inside_a_comprehension_names_the_unsupported_thing(name, c
         [r.reason for r in mtc.dynamo.explain(fn)(x).break_reasons]
     assert any(named in r for r in reasons if r), reasons
     assert not any("nested function" in r and named not in r for r in reasons if r)
+
+
+# ---------------------------------------------------------------- assert on a tensor condition
+# (compiled from text: pytest rewrites the `assert` statements of test modules)
+def _defined(src: str):
+    ns = {"mtc": mtc}
+    exec(compile(src, "<assert-program>", "exec"), ns)
+    return ns["f"]
+
+
+_assert_all_positive = _defined(
+    "def f(x):\n    assert (x > 0).all(), 'x must be positive'\n    return x + 1\n")
+_assert_no_message = _defined("def f(x):\n    assert x.sum() > 0\n    return x * 2\n")
+_assert_in_a_loss = _defined(
+    "def f(w, x):\n    out = x @ w\n    assert out.abs().max() < 1e6, 'diverged'\n"
+    "    return (out * out).mean()\n")
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn,msg", [(_assert_all_positive, "x must be positive"),
+                                    (_assert_no_message, None)])
+def test_assert_on_a_tensor_is_traced_and_fails_at_run_time(fn, msg, backend):
+    """torch 2.13 traces these without a break (``_assert_async`` in the graph); a failing
+    assertion still raises — the AssertionError eager raises, with its message."""
+    mtc.dynamo.reset()
+    ex = mtc.dynamo.explain(fn)(mtc.ones(3))
+    assert (ex.graph_count, ex.graph_break_count) == (1, 0)
+    assert "mtc.ops.aten._assert_async.default" in ex.ops_per_graph[0]
+    compiled = mtc.compile(fn, backend=backend)
+    np.testing.assert_allclose(compiled(mtc.ones(3)).numpy(), fn(mtc.ones(3)).numpy())
+    for call in (fn, compiled):
+        with pytest.raises(AssertionError) as info:
+            call(-mtc.ones(3))
+        assert info.value.args == ((msg,) if msg else ())
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_assert_inside_a_training_step_keeps_gradients(backend):
+    """The assert sits in the forward of the joint graph; the partitioners keep it (no output
+    needs it)."""
+    w = mtc.ones(3, 2, requires_grad=True)
+    w2 = w.detach().clone().requires_grad_(True)
+    x = mtc.arange(6).float().reshape(2, 3)
+    mtc.dynamo.reset()
+    compiled = mtc.compile(_assert_in_a_loss, backend=backend)
+    compiled(w, x).backward()
+    _assert_in_a_loss(w2, x).backward()
+    np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-6)
+    with pytest.raises(AssertionError, match="diverged"):
+        compiled(w, x * 1e7)
+
+
+def test_assert_that_cannot_be_traced_still_behaves_as_eager():
+    # several elements: eager raises "ambiguous"; the graph breaks there
+    several = _defined("def f(x):\n    assert x > 0\n    return x\n")
+    # a message that is not a constant: the graph breaks there
+    dynamic_message = _defined(
+        "def f(x):\n    assert x.sum() > 0, f'bad sum for {x.shape}'\n    return x + 1\n")
+
+    for fn in (several, dynamic_message):
+        mtc.dynamo.reset()
+        compiled = mtc.compile(fn, backend="eager")
+        for arg in (mtc.ones(2), -mtc.ones(2)):
+            try:
+                expected = fn(arg)
+            except Exception as e:  # noqa: BLE001 — compare the error itself
+                with pytest.raises(type(e)):
+                    compiled(arg)
+            else:
+                np.testing.assert_allclose(compiled(arg).numpy(), expected.numpy())
