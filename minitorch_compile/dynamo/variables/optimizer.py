@@ -37,6 +37,7 @@ from ..source import AttrSource, GetItemSource, Source
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable
+from .functions import UserMethodVariable
 from .lists import ListVariable
 from .misc import UserDefinedObjectVariable
 
@@ -121,6 +122,11 @@ class OptimizerVariable(UserDefinedObjectVariable):
         if name == "zero_grad":
             unimplemented(f"{type(self.value).__name__}.zero_grad() runs eagerly, at a graph "
                           "break (torch marks Optimizer.zero_grad @torch._disable_dynamo)")
+        if name == "step":
+            vt = super().var_getattr(tx, name)
+            if isinstance(vt, UserMethodVariable):
+                return OptimizerStepVariable(vt.fn, vt.obj, vt.source)
+            return vt
         if name == "_init_group" and hasattr(self.value, "_init_group"):
             return InitGroupVariable(self)
         if name == "state" and tx.output.side_effects.load_attr(self, name) is None:
@@ -140,6 +146,22 @@ class OptimizerVariable(UserDefinedObjectVariable):
 
     def __repr__(self) -> str:
         return f"OptimizerVariable({type(self.value).__name__})"
+
+
+class OptimizerStepVariable(UserMethodVariable):
+    """``opt.step`` called from traced code.  torch's ``Optimizer.step`` runs inside
+    ``_use_grad``, which calls ``graph_break()`` before and after it: the caller breaks at the
+    call, and the step — called through the JIT at the break — is compiled as a frame (and a
+    graph) of its own.  The same here: calling it is a break *inside* the callee, so the caller
+    breaks at the call and wraps the bound method in the JIT."""
+
+    def call_function(self, tx, args, kwargs):
+        from ..exc import Unsupported
+
+        e = Unsupported(f"{type(self.obj.value).__name__}.step() is compiled as a frame of its "
+                        "own (torch graph-breaks around the step: Optimizer._use_grad)")
+        e.inlined = True
+        raise e
 
 
 class OptimizerStateVariable(VariableTracker):
