@@ -123,14 +123,16 @@ def output_lists(joint: GraphModule, num_fwd_outputs: int) -> tuple[list, list]:
     return outs[:num_fwd_outputs], outs[num_fwd_outputs:]
 
 
-def extract_graph(joint_graph: Graph, inputs: list, outputs: list, name: str) -> Graph:
-    """A new graph computing ``outputs`` from ``inputs`` with the joint graph's nodes.
+def extract_graph(joint_graph: Graph, inputs: list, outputs: list, name: str,
+                  keep: list = ()) -> Graph:
+    """A new graph computing ``outputs`` from ``inputs`` with the joint graph's nodes (and the
+    side-effecting nodes in ``keep``, e.g. run-time asserts, which no output needs).
 
     Walk the joint graph in order; copy a node if some output needs it.  Reaching a node that
     is neither an input nor computable from inputs means the partition is wrong: say so.
     """
     needed: set = set()
-    stack = [o for o in outputs if hasattr(o, "op")]
+    stack = [o for o in outputs if hasattr(o, "op")] + list(keep)
     input_set = set(inputs)
     while stack:
         n = stack.pop()
@@ -212,7 +214,15 @@ def _extract_fwd_bwd(joint: GraphModule, saved: list, num_fwd_outputs: int, meth
     saved = [n for n in saved if not _is_sym(n)] + [n for n in saved if _is_sym(n)]
     primals = [n for n in graph.nodes if _is_primal(n)]
     tangents = [n for n in graph.nodes if _is_tangent(n)]
-    fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward")
+    # run-time checks (``_assert_async``) have no users: the forward keeps those it can compute
+    tangent_side: set = set()
+    for n in graph.nodes:
+        if _is_tangent(n) or any(i in tangent_side for i in n.all_input_nodes):
+            tangent_side.add(n)
+    checks = [n for n in graph.nodes if n.op == "call_function" and n not in tangent_side
+              and getattr(n.target, "opdef", None) is not None
+              and getattr(n.target, "_mtc_side_effect", False)]
+    fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward", keep=checks)
     bw = extract_graph(graph, list(saved) + tangents, list(bwd_outs), "backward")
     unused = {n.name for n in bw.nodes if n.op == "placeholder" and not n.users}
     if any(_is_sym(n) and n.name in unused for n in saved):  # a size the backward never reads
