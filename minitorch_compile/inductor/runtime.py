@@ -9,6 +9,7 @@ chunks' results in order (split reductions combine them).
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -33,8 +34,11 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
     return _pool
 
 
-def run_tiles(chunk, n: int, tile: int, work: int) -> list:
-    """Run ``chunk`` over ``range(n)`` in whole tiles; ``work`` is the loop's element count."""
+def run_tiles(chunk, n: int, tile: int, work: int, bufsize: int | None = None) -> list:
+    """Run ``chunk`` over ``range(n)`` in whole tiles; ``work`` is the loop's element count;
+    ``bufsize``: numpy's ufunc buffer size while a chunk runs (see ``codegen/cpu.py``)."""
+    if bufsize:
+        chunk = functools.partial(_with_bufsize, chunk, bufsize)
     threads = config.threads
     ntiles = -(-n // tile) if n else 0
     if threads <= 1 or ntiles <= 1 or work < config.min_parallel_numel \
@@ -46,6 +50,15 @@ def run_tiles(chunk, n: int, tile: int, work: int) -> list:
     futures = [_get_pool(threads).submit(chunk, a, b) for a, b in bounds[1:]]
     first = chunk(*bounds[0])
     return [first] + [f.result() for f in futures]
+
+
+def _with_bufsize(chunk, bufsize: int, c0: int, c1: int):
+    """``chunk(c0, c1)`` with numpy's ufunc buffer size set (per thread), then restored."""
+    old = np.setbufsize(bufsize)
+    try:
+        return chunk(c0, c1)
+    finally:
+        np.setbufsize(old)
 
 
 def strided(arr: np.ndarray, extent: int, offset: int, shape: tuple, strides: tuple):

@@ -97,6 +97,28 @@ def simplify_frame(frame, exprs) -> tuple:
     return frame, (zero, merged)
 
 
+def _orient_square(group, frame) -> None:
+    """In a square frame (``sum(0)`` of a (1024, 1024) result fused with that result's
+    pointwise producer) sizes cannot tell which frame dims a pointwise node's dims are: lay
+    such a node out reduced-dims-first when that makes it read its inputs at the indices the
+    group's reductions read them (so both walk memory the same way and CSE shares the loads),
+    and only if it neither reads nor feeds a value computed inside the group."""
+    R, RR = frame
+    if not R or not RR or tuple(R) + tuple(RR) != tuple(RR) + tuple(R):
+        return
+    names = {n.name for n in group.nodes}
+    red_reads = {(d.name, d.index) for n in group.nodes if n.is_reduction
+                 for d in n.deps(frame)[0]}
+    for n in group.nodes:
+        if n.is_reduction or n.placement(frame) != "full" or n.read_names & names or \
+                any(n.name in m.read_names for m in group.nodes):
+            continue
+        before = sum((d.name, d.index) in red_reads for d in n.deps(frame)[0])
+        n.rfirst = True
+        if sum((d.name, d.index) in red_reads for d in n.deps(frame)[0]) <= before:
+            n.rfirst = False
+
+
 def rewrite(expr: Affine, rules) -> Affine:
     zero, merged = rules
     expr = expr.subs(zero)
@@ -227,6 +249,7 @@ class NumpyKernel:
         self.group, self.module, self.name = group, module, name
         self.materialized = materialized
         frame = group.frame
+        _orient_square(group, frame)
         exprs, written = [], set()
         for n in group.nodes:
             reads, write = n.deps(frame)
@@ -353,8 +376,8 @@ class NumpyKernel:
 
     def codegen(self) -> str:
         fr = self.frame
-        body = _finish(self.body.instrs, "b")
-        epilogue = _finish(self.epilogue.instrs, "e")
+        body = _finish(self.body.instrs, "b", cpu=True)
+        epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
         rows = max(1, min(fr.sizes[0], config.tile_bytes //
                           max(numel(fr.sizes[1:]) * self.itemsize(), 1)))
         params = ", ".join(f"{'out' if n in self.group.writes else 'in'}_{n}"
@@ -387,7 +410,9 @@ class NumpyKernel:
         if self.accs and not single:
             out.append(f"        return ({''.join(f'acc{j}, ' for j in range(len(self.accs)))})")
         work = numel(fr.sizes)
-        call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work})"
+        bufsize = _ufunc_bufsize(fr, self.body.instrs)
+        call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work}" + \
+            (f", bufsize={bufsize})" if bufsize else ")")
         if not self.accs:
             if not single:
                 out.append(f"    {call}")
@@ -409,6 +434,25 @@ class NumpyKernel:
             out.append(f"    e{j} = np.empty(({shape(flags)},), dtype=np.{dtype})")
         out += [f"    {line}" for line in epilogue["lines"]]
         return "\n".join(out)
+
+
+def _ufunc_bufsize(frame: Frame, instrs: list) -> int | None:
+    """numpy's ufunc buffer size for a kernel that broadcasts a per-row value along rows
+    (softmax's ``x - max``, layer norm's ``x * rstd``) of 512-4095 elements, else None.
+
+    With the default buffer (8192 elements) numpy's iterator buffers such an operand and runs
+    about 2x slower than a same-shape operation; with a buffer no longer than a row it takes the
+    strided path at full speed (measured: numpy 2.4, rows of 1024 float32)."""
+    last = frame.sizes[-1]
+    if len(frame.sizes) < 2 or not 512 <= last < 4096:
+        return None
+    for ins in instrs:
+        d = ins.dest
+        if d is None or not d.flags or not (d.flags[-1] and any(d.flags[:-1])):
+            continue
+        if any(a.flags and not a.flags[-1] and any(a.flags[:-1]) for a in ins.args):
+            return -(-last // 16) * 16  # numpy wants a multiple of 16
+    return None
 
 
 _SUM_LAST = "np.add.reduce({0}, axis=(%d,), keepdims=True, out={out})"
@@ -436,14 +480,86 @@ def _dot_peephole(instrs: list, uses: dict, producer: dict) -> list:
     return [i for i in instrs if id(i) not in dropped]
 
 
-def _finish(instrs: list, prefix: str) -> dict:
-    """Store and dot peepholes, then tile buffers by liveness, then text."""
+_WHERE = "{out} = np.where({0}, {1}, {2})"
+_MAX, _MIN = "np.maximum({0}, {1}, out={out})", "np.minimum({0}, {1}, out={out})"
+
+
+_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
+
+
+def _where_peephole(instrs: list) -> list:
+    """``np.where`` allocates a new array per tile, and numpy's masked copies branch per
+    element (~10x slower than arithmetic on a random mask).  A float ``where(c, a, b)`` is a
+    select on the bits instead, as a vector ``blendv`` is: ``m = -int(c)`` is all ones where
+    ``c`` holds, then ``a & m`` when ``b`` is ``0`` (a literal: ``+0.0`` has no bits set), else
+    ``b ^ ((a ^ b) & m)`` — exact for every value, NaN payloads and signed zeros included."""
+    out = []
+    for ins in instrs:
+        d = ins.dest
+        bits = _BITS.get(d.dtype) if d is not None and d.dtype is not None else None
+        if ins.fmt != _WHERE or bits is None:
+            out.append(ins)
+            continue
+        c, a, b = ins.args
+        if c.dtype != "bool" or not c.flags or any(
+                v.dtype not in (None, d.dtype) for v in (a, b)) or (a.dtype is b.dtype is None):
+            out.append(ins)
+            continue
+        mask = Value(flags=c.flags, dtype=bits, temp=True)
+        out.append(Instr(mask, f"np.negative({{0}}, dtype=np.{bits}, out={{out}})", [c]))
+
+        def as_bits(v, k):
+            if v.dtype is not None:
+                return f"{{{k}}}.view(np.{bits})"
+            f = float(eval(v.expr, {"np": np, "float": float}))  # a literal this module wrote
+            return f"np.{bits}({int(np.array(f, dtype=d.dtype).view(bits))})"
+        o = f"{{out}}.view(np.{bits})"
+        if b.dtype is None and b.expr in ("0", "0.0", "False"):
+            ins.fmt = f"np.bitwise_and({as_bits(a, 1)}, {{0}}, out={o})"
+            ins.args, ins.inplace = [mask, a], True
+        else:
+            ins.fmt = (f"np.bitwise_xor({as_bits(a, 1)}, {as_bits(b, 2)}, out={o})\n"
+                       f"np.bitwise_and({o}, {{0}}, out={o})\n"
+                       f"np.bitwise_xor({o}, {as_bits(b, 2)}, out={o})")
+            ins.args = [mask, a, b]
+        d.temp = True
+        out.append(ins)
+    return out
+
+
+def _clip_peephole(instrs: list, uses: dict, producer: dict) -> list:
+    """``minimum(maximum(x, lo), hi)`` with literal bounds — erf's clamp — is one ``np.clip``
+    pass (numpy defines ``clip`` as exactly that composition, NaN included)."""
+    dropped = set()
+    for ins in instrs:
+        if ins.fmt != _MIN or ins.args[1].dtype is not None or ins.args[1].temp:
+            continue
+        p = producer.get(id(ins.args[0]))
+        if p is None or p.fmt != _MAX or uses.get(id(ins.args[0])) != 1 or \
+                p.args[1].dtype is not None or p.args[1].temp:
+            continue
+        ins.fmt, ins.args = "np.clip({0}, {1}, {2}, out={out})", [p.args[0], p.args[1],
+                                                                  ins.args[1]]
+        dropped.add(id(p))
+    return [i for i in instrs if id(i) not in dropped]
+
+
+def _writes_into_out(fmt: str) -> bool:
+    """Does the instruction write its result into a given ``{out}`` (so a store can be it)?"""
+    return "out={out}" in fmt or fmt.startswith("np.copyto({out},")
+
+
+def _finish(instrs: list, prefix: str, cpu: bool = False) -> dict:
+    """Peepholes (store, dot; on the CPU also where and clip), then tile buffers by liveness,
+    then text."""
     uses: dict = {}
     for ins in instrs:
         for a in ins.args:
             uses[id(a)] = uses.get(id(a), 0) + 1
     producer = {id(i.dest): i for i in instrs if i.dest is not None}
     instrs = _dot_peephole(instrs, uses, producer)
+    if cpu:
+        instrs = _clip_peephole(_where_peephole(instrs), uses, producer)
     kept = []
     for ins in instrs:
         st = ins.store
@@ -451,7 +567,7 @@ def _finish(instrs: list, prefix: str) -> dict:
             v = ins.args[0]
             p = producer.get(id(v))
             target, flags, dtype = st
-            if p is not None and v.temp and "out={out}" in p.fmt and uses[id(v)] == 1 \
+            if p is not None and v.temp and _writes_into_out(p.fmt) and uses[id(v)] == 1 \
                     and tuple(v.flags) == tuple(flags) and v.dtype == dtype:
                 v.temp, v.expr = False, target
                 continue
