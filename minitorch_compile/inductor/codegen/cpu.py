@@ -32,6 +32,8 @@ The algorithm:
 4. give each temporary a tile buffer by liveness, reusing dead ones (``out=`` everywhere);
 5. write the function: views, tile buffers per chunk, the tile loop, ``run_tiles``.
 
+The frame (step 2) lives in ``simd.py``, the instruction passes (step 4) in ``cpp_utils.py``.
+
 Tiles run over the first frame dim.  When that dim is reduced — a group that reduces everything
 (``R = ()``), or one whose memory is contiguous along a kept dim, like ``x.sum(0)``, whose loop
 order is then turned reduced-dims-first (``_reduction_outer``) — the tiles split the reduction:
@@ -41,14 +43,16 @@ each chunk accumulates partial results, combined after the loop, and ``outer`` n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .. import config
 from ..ir import Affine, numel
 from ..virtualized import V
 from .common import Value, const_repr, np_dtype
+from .cpp_utils import Instr, _finish
+from .simd import Frame, _orient_square, _ufunc_bufsize, rewrite, simplify_frame
+
+__all__ = ["Instr", "NumpyKernel", "NumpyKernelHandler", "_finish"]  # npu.py builds on these
 
 REDUCE_UFUNC = {"sum": "np.add", "max": "np.maximum", "min": "np.minimum",
                 "any": "np.logical_or", "all": "np.logical_and"}
@@ -56,73 +60,6 @@ _IDENTITY = {"sum": "zeros", "any": "zeros", "all": "ones"}
 _BOOL_OPS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
              "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
              "isfinite", "signbit"}
-
-
-@dataclass
-class Instr:
-    dest: Value | None
-    fmt: str  # "{out}" is the destination, "{0}", "{1}" ... the args
-    args: list
-    inplace: bool = False  # elementwise: the destination may reuse a dying argument's buffer
-    store: tuple | None = None  # a store: (target, its flags, its dtype)
-
-
-@dataclass
-class Frame:
-    names: list  # loop variable per dim
-    sizes: list
-    reduce: list  # is the dim reduced
-
-
-def simplify_frame(frame, exprs) -> tuple:
-    """Drop size-1 dims; merge neighbours every expression walks contiguously."""
-    R, RR = frame
-    dims = [(f"x{k}", s, False) for k, s in enumerate(R)] + \
-           [(f"r{k}", s, True) for k, s in enumerate(RR)]
-    zero = {n: Affine(0) for n, s, _ in dims if s == 1}
-    dims = [d for d in dims if d[1] != 1]
-    exprs = [e.subs(zero) for e in exprs]
-    merged: set = set()
-    k = len(dims) - 2
-    while k >= 0:
-        (a, sa, ra), (b, sb, rb) = dims[k], dims[k + 1]
-        if ra == rb and all(e.coef(a) == e.coef(b) * sb for e in exprs):
-            exprs = [Affine(e.const, [(v, c) for v, c in e.terms if v != a]) for e in exprs]
-            merged.add(a)
-            dims[k:k + 2] = [(b, sa * sb, rb)]
-        k -= 1
-    if not dims:
-        dims = [("x_", 1, False)]
-    frame = Frame([d[0] for d in dims], [d[1] for d in dims], [d[2] for d in dims])
-    return frame, (zero, merged)
-
-
-def _orient_square(group, frame) -> None:
-    """In a square frame (``sum(0)`` of a (1024, 1024) result fused with that result's
-    pointwise producer) sizes cannot tell which frame dims a pointwise node's dims are: lay
-    such a node out reduced-dims-first when that makes it read its inputs at the indices the
-    group's reductions read them (so both walk memory the same way and CSE shares the loads),
-    and only if it neither reads nor feeds a value computed inside the group."""
-    R, RR = frame
-    if not R or not RR or tuple(R) + tuple(RR) != tuple(RR) + tuple(R):
-        return
-    names = {n.name for n in group.nodes}
-    red_reads = {(d.name, d.index) for n in group.nodes if n.is_reduction
-                 for d in n.deps(frame)[0]}
-    for n in group.nodes:
-        if n.is_reduction or n.placement(frame) != "full" or n.read_names & names or \
-                any(n.name in m.read_names for m in group.nodes):
-            continue
-        before = sum((d.name, d.index) in red_reads for d in n.deps(frame)[0])
-        n.rfirst = True
-        if sum((d.name, d.index) in red_reads for d in n.deps(frame)[0]) <= before:
-            n.rfirst = False
-
-
-def rewrite(expr: Affine, rules) -> Affine:
-    zero, merged = rules
-    expr = expr.subs(zero)
-    return Affine(expr.const, [(v, c) for v, c in expr.terms if v not in merged])
 
 
 def _cse_key(v: Value):
@@ -435,175 +372,4 @@ class NumpyKernel:
         out += [f"    {line}" for line in epilogue["lines"]]
         return "\n".join(out)
 
-
-def _ufunc_bufsize(frame: Frame, instrs: list) -> int | None:
-    """numpy's ufunc buffer size for a kernel that broadcasts a per-row value along rows
-    (softmax's ``x - max``, layer norm's ``x * rstd``) of 512-4095 elements, else None.
-
-    With the default buffer (8192 elements) numpy's iterator buffers such an operand and runs
-    about 2x slower than a same-shape operation; with a buffer no longer than a row it takes the
-    strided path at full speed (measured: numpy 2.4, rows of 1024 float32)."""
-    last = frame.sizes[-1]
-    if len(frame.sizes) < 2 or not 512 <= last < 4096:
-        return None
-    for ins in instrs:
-        d = ins.dest
-        if d is None or not d.flags or not (d.flags[-1] and any(d.flags[:-1])):
-            continue
-        if any(a.flags and not a.flags[-1] and any(a.flags[:-1]) for a in ins.args):
-            return -(-last // 16) * 16  # numpy wants a multiple of 16
-    return None
-
-
-_SUM_LAST = "np.add.reduce({0}, axis=(%d,), keepdims=True, out={out})"
-
-
-def _dot_peephole(instrs: list, uses: dict, producer: dict) -> list:
-    """``sum(a * b)`` over the last dim — a variance, a softmax backward — is one ``np.vecdot``
-    per tile (a BLAS dot per row) instead of a product pass and a reduction pass."""
-    dropped = set()
-    for ins in instrs:
-        if ins.dest is None or len(ins.args) != 1 or not ins.dest.flags:
-            continue
-        last = len(ins.dest.flags) - 1
-        v = ins.args[0]
-        p = producer.get(id(v))
-        if ins.fmt != _SUM_LAST % last or p is None or \
-                p.fmt != "np.multiply({0}, {1}, out={out})" or uses.get(id(v)) != 1:
-            continue
-        a, b = p.args
-        if a.dtype != b.dtype or a.dtype != v.dtype or v.dtype != ins.dest.dtype or \
-                np.dtype(v.dtype).kind != "f" or not (a.flags[last] and b.flags[last]):
-            continue
-        ins.fmt, ins.args = "np.vecdot({0}, {1}, axis=-1, out={out}[..., 0])", [a, b]
-        dropped.add(id(p))
-    return [i for i in instrs if id(i) not in dropped]
-
-
-_WHERE = "{out} = np.where({0}, {1}, {2})"
-_MAX, _MIN = "np.maximum({0}, {1}, out={out})", "np.minimum({0}, {1}, out={out})"
-
-
-_BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
-
-
-def _where_peephole(instrs: list) -> list:
-    """``np.where`` allocates a new array per tile, and numpy's masked copies branch per
-    element (~10x slower than arithmetic on a random mask).  A float ``where(c, a, b)`` is a
-    select on the bits instead, as a vector ``blendv`` is: ``m = -int(c)`` is all ones where
-    ``c`` holds, then ``a & m`` when ``b`` is ``0`` (a literal: ``+0.0`` has no bits set), else
-    ``b ^ ((a ^ b) & m)`` — exact for every value, NaN payloads and signed zeros included."""
-    out = []
-    for ins in instrs:
-        d = ins.dest
-        bits = _BITS.get(d.dtype) if d is not None and d.dtype is not None else None
-        if ins.fmt != _WHERE or bits is None:
-            out.append(ins)
-            continue
-        c, a, b = ins.args
-        if c.dtype != "bool" or not c.flags or any(
-                v.dtype not in (None, d.dtype) for v in (a, b)) or (a.dtype is b.dtype is None):
-            out.append(ins)
-            continue
-        mask = Value(flags=c.flags, dtype=bits, temp=True)
-        out.append(Instr(mask, f"np.negative({{0}}, dtype=np.{bits}, out={{out}})", [c]))
-
-        def as_bits(v, k):
-            if v.dtype is not None:
-                return f"{{{k}}}.view(np.{bits})"
-            f = float(eval(v.expr, {"np": np, "float": float}))  # a literal this module wrote
-            return f"np.{bits}({int(np.array(f, dtype=d.dtype).view(bits))})"
-        o = f"{{out}}.view(np.{bits})"
-        if b.dtype is None and b.expr in ("0", "0.0", "False"):
-            ins.fmt = f"np.bitwise_and({as_bits(a, 1)}, {{0}}, out={o})"
-            ins.args, ins.inplace = [mask, a], True
-        else:
-            ins.fmt = (f"np.bitwise_xor({as_bits(a, 1)}, {as_bits(b, 2)}, out={o})\n"
-                       f"np.bitwise_and({o}, {{0}}, out={o})\n"
-                       f"np.bitwise_xor({o}, {as_bits(b, 2)}, out={o})")
-            ins.args = [mask, a, b]
-        d.temp = True
-        out.append(ins)
-    return out
-
-
-def _clip_peephole(instrs: list, uses: dict, producer: dict) -> list:
-    """``minimum(maximum(x, lo), hi)`` with literal bounds — erf's clamp — is one ``np.clip``
-    pass (numpy defines ``clip`` as exactly that composition, NaN included)."""
-    dropped = set()
-    for ins in instrs:
-        if ins.fmt != _MIN or ins.args[1].dtype is not None or ins.args[1].temp:
-            continue
-        p = producer.get(id(ins.args[0]))
-        if p is None or p.fmt != _MAX or uses.get(id(ins.args[0])) != 1 or \
-                p.args[1].dtype is not None or p.args[1].temp:
-            continue
-        ins.fmt, ins.args = "np.clip({0}, {1}, {2}, out={out})", [p.args[0], p.args[1],
-                                                                  ins.args[1]]
-        dropped.add(id(p))
-    return [i for i in instrs if id(i) not in dropped]
-
-
-def _writes_into_out(fmt: str) -> bool:
-    """Does the instruction write its result into a given ``{out}`` (so a store can be it)?"""
-    return "out={out}" in fmt or fmt.startswith("np.copyto({out},")
-
-
-def _finish(instrs: list, prefix: str, cpu: bool = False) -> dict:
-    """Peepholes (store, dot; on the CPU also where and clip), then tile buffers by liveness,
-    then text."""
-    uses: dict = {}
-    for ins in instrs:
-        for a in ins.args:
-            uses[id(a)] = uses.get(id(a), 0) + 1
-    producer = {id(i.dest): i for i in instrs if i.dest is not None}
-    instrs = _dot_peephole(instrs, uses, producer)
-    if cpu:
-        instrs = _clip_peephole(_where_peephole(instrs), uses, producer)
-    kept = []
-    for ins in instrs:
-        st = ins.store
-        if st is not None:
-            v = ins.args[0]
-            p = producer.get(id(v))
-            target, flags, dtype = st
-            if p is not None and v.temp and _writes_into_out(p.fmt) and uses[id(v)] == 1 \
-                    and tuple(v.flags) == tuple(flags) and v.dtype == dtype:
-                v.temp, v.expr = False, target
-                continue
-        kept.append(ins)
-    last: dict = {}
-    for i, ins in enumerate(kept):
-        for a in ins.args:
-            last[id(a)] = i
-    free: dict = {}
-    slots: list = []
-    lines: list = []
-    counter = 0
-    for i, ins in enumerate(kept):
-        dying = {id(a): a for a in ins.args if a.slot is not None and last.get(id(a)) == i}
-
-        def release():
-            for a in dying.values():
-                free.setdefault((a.flags, a.dtype), []).append(a.slot)
-        if ins.inplace:
-            release()
-        d = ins.dest
-        if d is not None and d.expr is None:
-            if d.temp:
-                key = (d.flags, d.dtype)
-                d.slot = free[key].pop() if free.get(key) else len(slots)
-                if d.slot == len(slots):
-                    slots.append(key)
-                d.expr = f"{prefix}{d.slot}"
-            else:
-                d.expr = f"t{prefix}{counter}"
-                counter += 1
-        if not ins.inplace:
-            release()
-        if d is not None and d.slot is not None and id(d) not in last:
-            free.setdefault((d.flags, d.dtype), []).append(d.slot)
-        text = ins.fmt.format(*[a.expr for a in ins.args], out=d.expr if d else None)
-        lines += text.splitlines()
-    return {"slots": slots, "lines": lines}
 
