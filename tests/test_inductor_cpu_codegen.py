@@ -52,7 +52,7 @@ WHERES = {
 }
 
 
-@pytest.mark.parametrize("dtype", [mtc.float32, mtc.float64])
+@pytest.mark.parametrize("dtype", [mtc.float32, mtc.float64, mtc.float16])
 @pytest.mark.parametrize("name", list(WHERES))
 def test_where_is_a_bit_select_equal_to_eager(name, dtype):
     rng = np.random.default_rng(0)
