@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Affine
+from ..sizevars import is_symbolic
 
 
 @dataclass
@@ -88,8 +89,8 @@ def _ufunc_bufsize(frame: Frame, instrs: list) -> int | None:
     about 2x slower than a same-shape operation; with a buffer no longer than a row it takes the
     strided path at full speed (measured: numpy 2.4, rows of 1024 float32)."""
     last = frame.sizes[-1]
-    if len(frame.sizes) < 2 or not 512 <= last < 4096:
-        return None
+    if len(frame.sizes) < 2 or is_symbolic(last) or not 512 <= last < 4096:
+        return None  # (a symbolic row: the default buffer — not chosen at run time yet)
     for ins in instrs:
         d = ins.dest
         if d is None or not d.flags or not (d.flags[-1] and any(d.flags[:-1])):
