@@ -94,6 +94,7 @@ def test_clamp_pair_is_one_clip_pass():
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("cols", [511, 512, 1000, 1024, 4095, 4096])
 def test_row_broadcasts_set_numpy_bufsize_and_restore_it(cols, threads):
+    """static rows: named in the code only where the buffer changes"""
     x = mtc.randn(64, cols)
     old = inductor.config.threads, inductor.config.min_parallel_numel, inductor.config.tile_bytes
     inductor.config.threads, inductor.config.min_parallel_numel = threads, 1
@@ -106,9 +107,9 @@ def test_row_broadcasts_set_numpy_bufsize_and_restore_it(cols, threads):
          inductor.config.tile_bytes) = old
     assert np.getbufsize() == before
     np.testing.assert_allclose(got.numpy(), mtc.softmax(x, -1).numpy(), rtol=2e-6, atol=1e-8)
-    assert ("bufsize=" in _source()) == (512 <= cols < 4096)
-    if 512 <= cols < 4096:
-        assert f"bufsize={-(-cols // 16) * 16})" in _source()
+    assert (f"row_broadcast={cols})" in _source()) == (512 <= cols < 4096)
+    assert inductor.runtime.ufunc_bufsize(cols) == \
+        (-(-cols // 16) * 16 if 512 <= cols < 4096 else None)
 
 
 @pytest.mark.parametrize("n", [16, 64])
@@ -140,3 +141,23 @@ def test_square_frames_that_depend_on_the_reduction_keep_their_order(n):
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=2e-5, atol=1e-6)
         mtc.dynamo.reset()
+
+
+def test_a_symbolic_row_length_decides_the_buffer_at_run_time(monkeypatch):
+    """A dynamic kernel names its row size; ``run_tiles`` picks the buffer per call."""
+    from minitorch_compile.inductor import runtime
+
+    seen = []
+    real = runtime.ufunc_bufsize
+    monkeypatch.setattr(runtime, "ufunc_bufsize", lambda row: seen.append(row) or real(row))
+    old = inductor.config.min_parallel_numel
+    inductor.config.min_parallel_numel = 1
+    try:
+        f = mtc.compile(lambda x: mtc.softmax(x, -1), dynamic=True)
+        for cols in (100, 1000):
+            x = mtc.randn(64, cols)
+            np.testing.assert_allclose(f(x).numpy(), mtc.softmax(x, -1).numpy(), rtol=2e-6,
+                                       atol=1e-8)
+    finally:
+        inductor.config.min_parallel_numel = old
+    assert "row_broadcast=ks" in _source() and seen[-2:] == [100, 1000]

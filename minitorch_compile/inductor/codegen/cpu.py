@@ -17,7 +17,7 @@ A group loops over its frame ``R + RR`` (kept sizes, then reduced sizes).  For s
                 np.maximum.reduce(v0[t0:t1], axis=(1,), keepdims=True, out=b0)
                 np.subtract(v0[t0:t1], b0, out=b1)
                 ...
-        run_tiles(chunk, 4096, 64, 4194304, bufsize=1024)   # numpy's buffer: one row
+        run_tiles(chunk, 4096, 64, 4194304, row_broadcast=1024)  # numpy's buffer: a row
 
 The algorithm:
 
@@ -53,7 +53,7 @@ from ..sizevars import is_symbolic
 from ..virtualized import V
 from .common import Value, const_repr, np_dtype
 from .cpp_utils import Instr, _finish
-from .simd import Frame, _orient_square, _ufunc_bufsize, rewrite, simplify_frame
+from .simd import Frame, _orient_square, _row_broadcast, rewrite, simplify_frame
 
 __all__ = ["Instr", "NumpyKernel", "NumpyKernelHandler", "_finish"]  # npu.py builds on these
 
@@ -355,9 +355,9 @@ class NumpyKernel:
         if self.accs and not single:
             out.append(f"        return ({''.join(f'acc{j}, ' for j in range(len(self.accs)))})")
         work = numel(fr.sizes)
-        bufsize = _ufunc_bufsize(fr, self.body.instrs)
+        row = _row_broadcast(fr, self.body.instrs)
         call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work}" + \
-            (f", bufsize={bufsize})" if bufsize else ")")
+            (f", row_broadcast={row})" if row is not None else ")")
         if not self.accs:
             if not single:
                 out.append(f"    {call}")

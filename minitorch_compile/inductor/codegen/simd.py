@@ -8,8 +8,8 @@ written the frame is made as simple as the memory it walks allows:
   contiguously — a contiguous pointwise chain becomes one flat loop, a softmax two dims;
 * ``_orient_square``: in a square frame sizes cannot say which frame dim a pointwise node's dim
   is; pick the orientation that reads memory as the group's reduction does;
-* ``_ufunc_bufsize``: the numpy buffer size the tile loop should run with (numpy's own
-  "tiling": its iterator buffers operands in blocks of ``bufsize`` elements).
+* ``_row_broadcast``: whether the tile loop should run with numpy's buffer set to a row (numpy's
+  own "tiling": its iterator buffers operands in blocks of ``bufsize`` elements).
 
 Invariant: a frame rewrite renames loop variables only; every index keeps addressing the same
 element.
@@ -81,20 +81,18 @@ def rewrite(expr: Affine, rules) -> Affine:
     return Affine(expr.const, [(v, c) for v, c in expr.terms if v not in merged])
 
 
-def _ufunc_bufsize(frame: Frame, instrs: list) -> int | None:
-    """numpy's ufunc buffer size for a kernel that broadcasts a per-row value along rows
-    (softmax's ``x - max``, layer norm's ``x * rstd``) of 512-4095 elements, else None.
-
-    With the default buffer (8192 elements) numpy's iterator buffers such an operand and runs
-    about 2x slower than a same-shape operation; with a buffer no longer than a row it takes the
-    strided path at full speed (measured: numpy 2.4, rows of 1024 float32)."""
+def _row_broadcast(frame: Frame, instrs: list):
+    """The row length of a kernel that broadcasts a per-row value along its rows (softmax's
+    ``x - max``, layer norm's ``x * rstd``) — ``run_tiles`` then sets numpy's ufunc buffer to a
+    row (``runtime.ufunc_bufsize``) — or None.  A static row is named only when that applies
+    (512-4095 elements); a symbolic one always, and the size decides at run time."""
     last = frame.sizes[-1]
-    if len(frame.sizes) < 2 or is_symbolic(last) or not 512 <= last < 4096:
-        return None  # (a symbolic row: the default buffer — not chosen at run time yet)
+    if len(frame.sizes) < 2 or not is_symbolic(last) and not 512 <= last < 4096:
+        return None
     for ins in instrs:
         d = ins.dest
         if d is None or not d.flags or not (d.flags[-1] and any(d.flags[:-1])):
             continue
         if any(a.flags and not a.flags[-1] and any(a.flags[:-1]) for a in ins.args):
-            return -(-last // 16) * 16  # numpy wants a multiple of 16
+            return last
     return None
