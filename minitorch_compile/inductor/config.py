@@ -15,7 +15,7 @@ threads: int = os.cpu_count() or 1
 # bytes of one tile of a kernel's widest value: small enough that a tile's temporaries stay in
 # the L2 cache (the machine this was tuned on: 2 MiB per core), big enough that numpy's per-call
 # overhead (~1 µs) is small against the work of one call
-tile_bytes: int = 128 * 1024
+tile_bytes: int = 256 * 1024
 
 # a kernel with fewer elements than this runs as one tile on the calling thread
 min_parallel_numel: int = 1 << 16

@@ -94,7 +94,11 @@ def gelu(x, approximate="none"):
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + inner.tanh())
-    return 0.5 * x * (1 + (x / math.sqrt(2.0)).erf())
+    # torch's decomposition: ``x * M_SQRT1_2``, a multiply (a divide costs twice the pass)
+    return 0.5 * x * (1 + (x * _M_SQRT1_2).erf())
+
+
+_M_SQRT1_2 = 0.70710678118654752440
 
 
 @register_decomposition("aten::silu")

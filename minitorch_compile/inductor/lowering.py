@@ -187,6 +187,22 @@ def pointwise_lowering(opdef):
     return lower
 
 
+@register_lowering(_aten("where"))
+def where(condition, a, b):
+    """``where``: the condition loads as it is (bool: the meta rule checked it) and takes no
+    part in promotion; the branches are cast to the result dtype, then ``ops.where`` — the
+    category rule would cast the condition too and call the eager kernel on every tile."""
+    result = V.graph.current_meta().dtype
+
+    def body(c, x, y):
+        x, y = [_cast(v, o.dtype, result) if isinstance(o, TensorBox) else v
+                for v, o in ((x, a), (y, b))]
+        return ops.where(c, x, y)
+    tensors = [o for o in (condition, a, b) if isinstance(o, TensorBox)]
+    return make_pointwise(body, [condition, a, b], result,
+                          None if tensors else V.graph.current_meta().shape)
+
+
 def _is_default(op, i, value) -> bool:
     arg = op.schema.arguments[i]
     return arg.has_default and (value == arg.default or value is arg.default)

@@ -80,6 +80,10 @@ class SchedulerNode:
             self.frame = (tuple(data.ranges), ())
         self.read_names = extract_read_writes(data).read_names
         self._deps: dict = {}
+        # a pointwise node whose sizes read both ways in a square frame (R + RR == RR + R) is
+        # laid out kept-dims-first unless the CPU kernel finds it reads its inputs as the
+        # group's reduction does reduced-dims-first (``codegen/cpu.py``, ``_orient_square``)
+        self.rfirst = False
 
     def placement(self, frame) -> str:
         if self.is_reduction:
@@ -87,7 +91,7 @@ class SchedulerNode:
         R, RR = frame
         S = _nonone(self.frame[0])
         if S == _nonone(R + RR):
-            return "full"
+            return "full_rfirst" if self.rfirst and S == _nonone(RR + R) else "full"
         return "full_rfirst" if S == _nonone(RR + R) and S != _nonone(R) else "outer"
 
     def index_vars(self, frame):
@@ -107,12 +111,13 @@ class SchedulerNode:
 
     def deps(self, frame):
         """(reads, write index) with indices over ``frame``'s variables."""
-        if frame not in self._deps:
+        key = (frame, self.rfirst)
+        if key not in self._deps:
             index, rindex = self.index_vars(frame)
             rw = extract_read_writes(self.node.data, index, rindex)
             write = self.node.layout.make_indexer()(index)
-            self._deps[frame] = (rw.reads, write)
-        return self._deps[frame]
+            self._deps[key] = (rw.reads, write)
+        return self._deps[key]
 
     def body_str(self, frame) -> str:
         """The body in the frame's variables (``x*`` kept, ``r*`` reduced), as the kernel

@@ -8,16 +8,16 @@ A group loops over its frame ``R + RR`` (kept sizes, then reduced sizes).  For s
         v0 = in_ptr0                                  # one view per (buffer, index)
         o0 = out_ptr1
         def chunk(c0, c1):                            # whole tiles, one chunk per thread
-            s0 = np.empty((min(32, c1 - c0), 1), dtype=np.float32)   # tile buffers
-            s1 = np.empty((min(32, c1 - c0), 1024), dtype=np.float32)
-            for t0 in range(c0, c1, 32):              # 32 rows = 128 KiB: stays in cache
-                t1 = min(t0 + 32, c1)
+            s0 = np.empty((min(64, c1 - c0), 1), dtype=np.float32)   # tile buffers
+            s1 = np.empty((min(64, c1 - c0), 1024), dtype=np.float32)
+            for t0 in range(c0, c1, 64):              # 64 rows = 256 KiB: stays in cache
+                t1 = min(t0 + 64, c1)
                 b0 = s0[:t1 - t0]
                 ...
                 np.maximum.reduce(v0[t0:t1], axis=(1,), keepdims=True, out=b0)
                 np.subtract(v0[t0:t1], b0, out=b1)
                 ...
-        run_tiles(chunk, 4096, 32, 4194304)
+        run_tiles(chunk, 4096, 64, 4194304, row_broadcast=1024)  # numpy's buffer: a row
 
 The algorithm:
 
@@ -32,6 +32,8 @@ The algorithm:
 4. give each temporary a tile buffer by liveness, reusing dead ones (``out=`` everywhere);
 5. write the function: views, tile buffers per chunk, the tile loop, ``run_tiles``.
 
+The frame (step 2) lives in ``simd.py``, the instruction passes (step 4) in ``cpp_utils.py``.
+
 Tiles run over the first frame dim.  When that dim is reduced — a group that reduces everything
 (``R = ()``), or one whose memory is contiguous along a kept dim, like ``x.sum(0)``, whose loop
 order is then turned reduced-dims-first (``_reduction_outer``) — the tiles split the reduction:
@@ -42,7 +44,6 @@ each chunk accumulates partial results, combined after the loop, and ``outer`` n
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,6 +52,10 @@ from ..ir import Affine, numel
 from ..sizevars import is_symbolic
 from ..virtualized import V
 from .common import Value, const_repr, np_dtype
+from .cpp_utils import Instr, _finish
+from .simd import Frame, _orient_square, _row_broadcast, rewrite, simplify_frame
+
+__all__ = ["Instr", "NumpyKernel", "NumpyKernelHandler", "_finish"]  # npu.py builds on these
 
 REDUCE_UFUNC = {"sum": "np.add", "max": "np.maximum", "min": "np.minimum",
                 "any": "np.logical_or", "all": "np.logical_and"}
@@ -58,51 +63,6 @@ _IDENTITY = {"sum": "zeros", "any": "zeros", "all": "ones"}
 _BOOL_OPS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
              "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
              "isfinite", "signbit"}
-
-
-@dataclass
-class Instr:
-    dest: Value | None
-    fmt: str  # "{out}" is the destination, "{0}", "{1}" ... the args
-    args: list
-    inplace: bool = False  # elementwise: the destination may reuse a dying argument's buffer
-    store: tuple | None = None  # a store: (target, its flags, its dtype)
-
-
-@dataclass
-class Frame:
-    names: list  # loop variable per dim
-    sizes: list
-    reduce: list  # is the dim reduced
-
-
-def simplify_frame(frame, exprs) -> tuple:
-    """Drop size-1 dims; merge neighbours every expression walks contiguously."""
-    R, RR = frame
-    dims = [(f"x{k}", s, False) for k, s in enumerate(R)] + \
-           [(f"r{k}", s, True) for k, s in enumerate(RR)]
-    zero = {n: Affine(0) for n, s, _ in dims if s == 1}
-    dims = [d for d in dims if d[1] != 1]
-    exprs = [e.subs(zero) for e in exprs]
-    merged: set = set()
-    k = len(dims) - 2
-    while k >= 0:
-        (a, sa, ra), (b, sb, rb) = dims[k], dims[k + 1]
-        if ra == rb and all(e.coef(a) == e.coef(b) * sb for e in exprs):
-            exprs = [Affine(e.const, [(v, c) for v, c in e.terms if v != a]) for e in exprs]
-            merged.add(a)
-            dims[k:k + 2] = [(b, sa * sb, rb)]
-        k -= 1
-    if not dims:
-        dims = [("x_", 1, False)]
-    frame = Frame([d[0] for d in dims], [d[1] for d in dims], [d[2] for d in dims])
-    return frame, (zero, merged)
-
-
-def rewrite(expr: Affine, rules) -> Affine:
-    zero, merged = rules
-    expr = expr.subs(zero)
-    return Affine(expr.const, [(v, c) for v, c in expr.terms if v not in merged])
 
 
 def _cse_key(v: Value):
@@ -229,6 +189,7 @@ class NumpyKernel:
         self.group, self.module, self.name = group, module, name
         self.materialized = materialized
         frame = group.frame
+        _orient_square(group, frame)
         exprs, written = [], set()
         for n in group.nodes:
             reads, write = n.deps(frame)
@@ -355,8 +316,8 @@ class NumpyKernel:
 
     def codegen(self) -> str:
         fr = self.frame
-        body = _finish(self.body.instrs, "b")
-        epilogue = _finish(self.epilogue.instrs, "e")
+        body = _finish(self.body.instrs, "b", cpu=True)
+        epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
         params = ", ".join(f"{'out' if n in self.group.writes else 'in'}_{n}"
                            for n in self.args)
         out = [f"def {self.name}({params}):"]
@@ -394,7 +355,9 @@ class NumpyKernel:
         if self.accs and not single:
             out.append(f"        return ({''.join(f'acc{j}, ' for j in range(len(self.accs)))})")
         work = numel(fr.sizes)
-        call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work})"
+        row = _row_broadcast(fr, self.body.instrs)
+        call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work}" + \
+            (f", row_broadcast={row})" if row is not None else ")")
         if not self.accs:
             if not single:
                 out.append(f"    {call}")
@@ -426,84 +389,4 @@ class NumpyKernel:
         sep = ", " if not head.endswith("():") else ""
         return f"{head[:-2]}{sep}{', '.join(self.size_args)}):\n{rest}"
 
-
-_SUM_LAST = "np.add.reduce({0}, axis=(%d,), keepdims=True, out={out})"
-
-
-def _dot_peephole(instrs: list, uses: dict, producer: dict) -> list:
-    """``sum(a * b)`` over the last dim — a variance, a softmax backward — is one ``np.vecdot``
-    per tile (a BLAS dot per row) instead of a product pass and a reduction pass."""
-    dropped = set()
-    for ins in instrs:
-        if ins.dest is None or len(ins.args) != 1 or not ins.dest.flags:
-            continue
-        last = len(ins.dest.flags) - 1
-        v = ins.args[0]
-        p = producer.get(id(v))
-        if ins.fmt != _SUM_LAST % last or p is None or \
-                p.fmt != "np.multiply({0}, {1}, out={out})" or uses.get(id(v)) != 1:
-            continue
-        a, b = p.args
-        if a.dtype != b.dtype or a.dtype != v.dtype or v.dtype != ins.dest.dtype or \
-                np.dtype(v.dtype).kind != "f" or not (a.flags[last] and b.flags[last]):
-            continue
-        ins.fmt, ins.args = "np.vecdot({0}, {1}, axis=-1, out={out}[..., 0])", [a, b]
-        dropped.add(id(p))
-    return [i for i in instrs if id(i) not in dropped]
-
-
-def _finish(instrs: list, prefix: str) -> dict:
-    """Store and dot peepholes, then tile buffers by liveness, then text."""
-    uses: dict = {}
-    for ins in instrs:
-        for a in ins.args:
-            uses[id(a)] = uses.get(id(a), 0) + 1
-    producer = {id(i.dest): i for i in instrs if i.dest is not None}
-    instrs = _dot_peephole(instrs, uses, producer)
-    kept = []
-    for ins in instrs:
-        st = ins.store
-        if st is not None:
-            v = ins.args[0]
-            p = producer.get(id(v))
-            target, flags, dtype = st
-            if p is not None and v.temp and "out={out}" in p.fmt and uses[id(v)] == 1 \
-                    and tuple(v.flags) == tuple(flags) and v.dtype == dtype:
-                v.temp, v.expr = False, target
-                continue
-        kept.append(ins)
-    last: dict = {}
-    for i, ins in enumerate(kept):
-        for a in ins.args:
-            last[id(a)] = i
-    free: dict = {}
-    slots: list = []
-    lines: list = []
-    counter = 0
-    for i, ins in enumerate(kept):
-        dying = {id(a): a for a in ins.args if a.slot is not None and last.get(id(a)) == i}
-
-        def release():
-            for a in dying.values():
-                free.setdefault((a.flags, a.dtype), []).append(a.slot)
-        if ins.inplace:
-            release()
-        d = ins.dest
-        if d is not None and d.expr is None:
-            if d.temp:
-                key = (d.flags, d.dtype)
-                d.slot = free[key].pop() if free.get(key) else len(slots)
-                if d.slot == len(slots):
-                    slots.append(key)
-                d.expr = f"{prefix}{d.slot}"
-            else:
-                d.expr = f"t{prefix}{counter}"
-                counter += 1
-        if not ins.inplace:
-            release()
-        if d is not None and d.slot is not None and id(d) not in last:
-            free.setdefault((d.flags, d.dtype), []).append(d.slot)
-        text = ins.fmt.format(*[a.expr for a in ins.args], out=d.expr if d else None)
-        lines += text.splitlines()
-    return {"slots": slots, "lines": lines}
 
