@@ -121,7 +121,7 @@ class GraphLowering(Interpreter):
         if target is operator.getitem:
             return args[0][args[1]]
         bound = target.bind(*args, **kwargs)
-        decomp = get_decomposition(target)
+        decomp = get_decomposition(target, self.device_type)
         if decomp is not None:
             return self._lower_decomposition(decomp, bound)
         lowering = lowering_for(target)

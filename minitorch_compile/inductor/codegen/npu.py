@@ -48,12 +48,14 @@ import re
 
 import numpy as np
 
+from ...npu import units
+from ...npu.launch import pipeline
 from ...npu.memory import round_up
 from ...npu.spec import get_spec
 from .. import config
 from ..ir import InputBuffer, numel
 from .common import Value, np_dtype
-from .cpu import Instr, NumpyKernel, _finish
+from .cpu import Frame, Instr, NumpyKernel, _finish
 from .npu_cube import eliminate_casts, matmul_lines
 from .wrapper import WrapperCodeGen
 
@@ -83,6 +85,13 @@ COST_NAME = {
     "logical_and": "and", "logical_or": "or", "logical_not": "not", "isnan": "compare",
 }
 _FUNC = re.compile(r"np\.(\w+)(\.reduce)?\(")
+# The cost model has no per-tile overhead (a real loop pass costs scalar instructions and queue
+# bookkeeping), so more, smaller tiles would always look better: the tiling function stops here
+# (16 tiles per core make the pipeline fill about 1/16 of a core's time).
+MAX_TILES_PER_CORE = 16
+# Each core reads its own copy of a resident input: the core count is kept so those copies add
+# at most this fraction to the kernel's minimum GM bytes (the issue's target for fused kernels).
+MAX_EXTRA_BYTES = 0.05
 
 
 class NPUCompileError(RuntimeError):
@@ -132,9 +141,26 @@ class NPUKernel(NumpyKernel):
                               store=(f"y{k}", flags, dtype)))
 
     def _reduction_outer(self, frame, exprs) -> bool:
-        """Never turn a ``sum(0)`` reduced-dims-first on the npu: the tiles stay over the kept
-        dims (every core takes its columns, the reduced dim is read by a strided ``DataCopy``),
-        so no partial results need combining across cores."""
+        """The npu's choice of loop order (the CPU's hook turns ``sum(0)`` reduced-dims-first).
+
+        Never reduced-dims-first here: the tiles stay over the kept dims (every core takes its
+        columns, the reduced dim is read by a strided ``DataCopy``), so no partial results need
+        combining across cores.  A pointwise frame instead puts first the dim along which
+        every input varies, if the first does not: an input constant along the tile dim (a
+        bias over rows) is resident in every core and read from GM once *per core*; tiled
+        over its own dim, each core reads only its slice (a strided copy of the others)."""
+        fr = self.frame
+        if any(fr.reduce) or len(fr.sizes) < 2:
+            return False
+
+        def copies(d):  # elements read more than once when dim d is the tile dim
+            return sum(numel([s for v, s in zip(fr.names, fr.sizes) if e.coef(v)])
+                       for e in exprs if not e.coef(fr.names[d]))
+        best = min(range(len(fr.sizes)), key=lambda d: (copies(d), d))
+        if copies(best) < copies(0) and fr.sizes[best] >= get_spec().num_cores:
+            order = [best] + [d for d in range(len(fr.sizes)) if d != best]
+            self.frame = Frame([fr.names[d] for d in order], [fr.sizes[d] for d in order],
+                               [fr.reduce[d] for d in order])
         return False
 
     # ---------------------------------------------------------------- sizes
@@ -170,18 +196,13 @@ class NPUKernel(NumpyKernel):
         return [(name, c, max(b, al)) for name, c, b in out]  # no empty allocation
 
     def plan(self, slots: list) -> tuple:
-        """(block_dim, rows per core, rows per tile): the largest tile that fits UB."""
+        """(block_dim, rows per core, rows per tile): the tiling function.  Of the core counts
+        (each core at least one row) and tile counts per core (at most ``MAX_TILES_PER_CORE``)
+        whose buffers fit UB, the fastest by the launch's own pipeline model; a tie goes to
+        fewer cores, then fewer tiles.  Resident inputs are read once per core, so no more
+        cores than keep those extra reads within ``MAX_EXTRA_BYTES`` of the kernel's bytes."""
         spec = get_spec()
         n = self.frame.sizes[0]
-        row_bytes = max(1, sum(self._row_elems(fl) * np.dtype(dt).itemsize
-                               for dt, fl in self.tiled_in.values()))
-        if self.split:
-            block_dim = 1
-        else:
-            block_dim = max(1, min(spec.num_cores, n,
-                                   math.ceil(n * row_bytes / spec.min_core_bytes)))
-        per = max(1, math.ceil(n / block_dim))
-        block_dim = max(1, math.ceil(n / per))
 
         def used(rows):
             return sum(c * b for _, c, b in self.buffers(rows, slots))
@@ -190,11 +211,63 @@ class NPUKernel(NumpyKernel):
             raise NPUCompileError(
                 f"npu kernel '{self.name}' does not fit UB even one row per tile: needs "
                 f"{used(1)} bytes ({listing}), UB has {spec.ub_bytes}")
-        lo, hi = 1, per
+        lo, hi = 1, n
         while lo < hi:  # the largest row count that fits
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if used(mid) <= spec.ub_bytes else (lo, mid - 1)
-        return block_dim, per, lo
+        resident = sum(self._fixed_bytes(fl, dt) for dt, fl in self.resident.values())
+        best = None
+        # a split reduction keeps its partial results on one core (see the docstring)
+        for cores in [1] if self.split else range(1, min(spec.num_cores, n) + 1):
+            per = math.ceil(n / cores)
+            block_dim = math.ceil(n / per)
+            if block_dim > 1 and resident * (block_dim - 1) > MAX_EXTRA_BYTES * self.num_bytes:
+                break  # more cores would read the resident inputs too often
+            for k in range(1, min(MAX_TILES_PER_CORE, per) + 1):
+                rows = math.ceil(per / k)
+                if rows > lo:
+                    continue
+                t = self._estimate(rows, per, block_dim)
+                if best is None or t < best[0] - 1e-9:
+                    best = (t, block_dim, per, rows)
+        if best is None:  # not even a core's whole share in 16 tiles: the largest tile
+            per = max(1, n if self.split else math.ceil(n / max(1, min(spec.num_cores, n))))
+            return max(1, math.ceil(n / per)), per, lo
+        return best[1:]
+
+    def _estimate(self, rows: int, per: int, block_dim: int) -> float:
+        """One core's cycles at ``rows`` per tile, from the same pipeline model the launch
+        uses (``npu/launch.py``): per tile MTE2 / Vector / MTE3 of its bytes."""
+        spec = get_spec()
+        bw, lat = spec.core_bytes_per_cycle(block_dim), spec.dma_latency_cycles
+
+        def row_bytes(flags, dtype):
+            return self._row_elems(flags) * np.dtype(dtype).itemsize
+
+        def tile(r):
+            vec = 0
+            for ins in self.body.instrs:
+                m = re.search(r"\nVec\('(\w+)'", ins.fmt)
+                vals = [v for v in [ins.dest, *ins.args]
+                        if isinstance(v, Value) and v.dtype and v.flags]
+                if m and vals:
+                    width = max((r if v.flags[0] else 1) * row_bytes(v.flags, v.dtype)
+                                for v in vals)
+                    vec += units.vector_cycles(spec, m.group(1), width)
+            ins_b = r * sum(row_bytes(fl, dt) for dt, fl in self.tiled_in.values())
+            out_b = r * sum(row_bytes(fl, dt) for dt, fl, t in self.outs.values() if t)
+            return {"MTE2": lat + ins_b / bw if ins_b else 0.0, "Vector": float(vec),
+                    "MTE3": lat + out_b / bw if out_b else 0.0}
+        k, last = divmod(per, rows)
+        first = tile(rows)
+        resident = sum(self._fixed_bytes(fl, dt) for dt, fl in self.resident.values())
+        first["MTE2"] += resident / bw
+        tiles = [(1, first)] + ([(k - 1, tile(rows))] if k > 1 else []) + \
+            ([(1, tile(last))] if last else [])
+        latency = [{s: lat for s in ("MTE2", "MTE3") if c[s]} for _, c in tiles]
+        moved = self.num_bytes + resident * (block_dim - 1)
+        ceiling = moved / spec.gm_bytes_per_cycle + 2 * lat
+        return max(ceiling, pipeline(tiles, True, latency=latency)[1])
 
     # ---------------------------------------------------------------- writing
     def codegen(self) -> str:
@@ -238,14 +311,15 @@ class NPUKernel(NumpyKernel):
                            f"pipe.InitBuffer(q_{name}, {depth}, {nbytes})")
             else:
                 out.append(f"{ind}t_{name} = TBuf({name!r}); pipe.InitBuffer(t_{name}, {nbytes})")
-        for k, (dt, fl) in self.resident.items():
-            out.append(f"{ind}r{k} = CopyIn(t_r{k}, v{k})  # resident for the whole core")
         for j in range(len(self.accs)):
             out.append(f"{ind}acc{j} = None  # partial result, kept in UB across tiles")
         out.append(f"{ind}c0, c1 = block_range(GetBlockIdx(), {n}, {per})  # this core's rows")
         out.append(f"{ind}for t0, t1 in Tiles(core, c0, c1, {rows}):  # {rows} rows per tile")
         ind2 = ind + "    "
         out.append(f"{ind2}# CopyIn (MTE2: GM -> UB)")
+        if self.resident:  # issued with the first tile's copies: one DMA burst, one latency
+            out.append(f"{ind2}if t0 == c0:  # inputs resident for the whole core")
+            out += [f"{ind2}    r{k} = CopyIn(t_r{k}, v{k})" for k in self.resident]
         for k, (dt, fl) in self.tiled_in.items():
             out.append(f"{ind2}x{k} = CopyIn(q_x{k}, v{k}[t0:t1])")
         out.append(f"{ind2}# Compute (Vector, in UB)")
@@ -260,7 +334,10 @@ class NPUKernel(NumpyKernel):
             if tiled:
                 out.append(f"{ind2}CopyOut(o{k}[t0:t1], q_y{k}, y{k})")
         if self.split or any(not t for *_, t in self.outs.values()):
-            out.append(f"{ind}# after the last tile: the epilogue on the partial results")
+            out.append(f"{ind}# after the last tile, in its pass: the epilogue on the partial "
+                       "results")
+            out.append(f"{ind}with core.last_tile():")
+            ind += "    "
             for j, (rtype, dt, aflags) in enumerate(self.accs):
                 fill = "ones" if rtype == "all" else "zeros"
                 out.append(f"{ind}if acc{j} is None:\n{ind}    acc{j} = "
