@@ -113,3 +113,28 @@ def nd_data(t) -> np.ndarray:
     if getattr(t, "_npu_format", formats.ND) != formats.ND:
         formats.trans_data(t)
     return t._data
+
+
+def report_first_run(run, source: str, plans: list):
+    """``run`` of a module compiled for the npu, reporting itself to the compile report
+    (``report/trace.py``'s ``npu_compiled_graph`` event) the first time it runs while a trace
+    is on: the generated source, each kernel's plan (static) and the kernel records of that
+    run (simulated bytes, times and the per-core timeline exist only once it ran)."""
+    from ..npu.profiler import profile
+    from ..report.trace import trace_event, tracing
+
+    reported = False
+    name = ", ".join(p.name for p in plans) or "extern kernels only"
+
+    def traced_run(*args):
+        nonlocal reported
+        if reported or not tracing():
+            return run(*args)
+        reported = True
+        with profile() as prof:
+            out = run(*args)
+        trace_event("npu_compiled_graph", name=name, source=source, plans=list(plans),
+                    kernels=list(prof.kernels))
+        return out
+    return traced_run
+

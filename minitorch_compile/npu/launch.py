@@ -15,8 +15,9 @@ kernel's time follows from them::
 
 The pipeline schedule (a flow shop, as the queues make it): stage *s* of pass *i* starts when
 stage *s* has finished pass *i − 1* (one engine per stage), when the stages before it have
-finished pass *i* and the passes before (its data is in the queue, or resident), and — two buffers per queue — when the stage
-after it has finished pass *i − 2* (that buffer is free again).  Its end is the steady state
+finished pass *i* and the passes before (its data is in the queue, or resident), and — two
+buffers per queue — when the stage after it has finished pass *i − 2* (that buffer is free
+again).  Its end is the steady state
 (about the slowest stage per pass) plus the pipeline fill and drain, for any mix of passes: a
 resident copy before the loop or an epilogue after it is one more pass.  A tile standing for
 ``times`` identical passes is scheduled for its first three and shifted by the slowest stage

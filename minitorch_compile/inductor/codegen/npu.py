@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -92,6 +93,21 @@ MAX_TILES_PER_CORE = 16
 # Each core reads its own copy of a resident input: the core count is kept so those copies add
 # at most this fraction to the kernel's minimum GM bytes (the issue's target for fused kernels).
 MAX_EXTRA_BYTES = 0.05
+
+
+@dataclass
+class NPUKernelPlan:
+    """What the tiling function decided for one kernel, known at compile time (the report's
+    static half; the simulated times come with the first run)."""
+
+    name: str
+    block_dim: int  # AI cores
+    rows_per_core: int
+    rows_per_tile: int
+    tiles_per_core: int
+    ub_bytes: int  # every live UB buffer of one core, double buffers counted twice
+    buffers: list  # [(name, count, bytes each)]
+    min_gm_bytes: int  # every input read once, every output written once
 
 
 class NPUCompileError(RuntimeError):
@@ -286,6 +302,10 @@ class NPUKernel(NumpyKernel):
         n = fr.sizes[0]
         self.block_dim, self.rows = block_dim, rows
         self.ub_bytes = sum(c * b for _, c, b in self.buffers(rows, slots + eslots))
+        self.module.npu_plans.append(NPUKernelPlan(
+            self.name, block_dim, per, rows, math.ceil(per / rows), self.ub_bytes,
+            [(name, c, b) for name, c, b in self.buffers(rows, slots + eslots)],
+            self.num_bytes))
         min_read = sum(numel(self.module.buffer(a).get_size()) *
                        self.module.buffer(a).get_dtype().itemsize
                        for a in self.args if a not in self.group.writes)
@@ -382,6 +402,10 @@ class NPUWrapperCodeGen(WrapperCodeGen):
 
     kernel_class = NPUKernel
     header = HEADER
+
+    def __init__(self, graph, scheduler):
+        super().__init__(graph, scheduler)
+        self.npu_plans: list[NPUKernelPlan] = []  # one per fused kernel, in call order
 
     def generate(self) -> str:
         src = super().generate()
