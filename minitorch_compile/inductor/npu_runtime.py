@@ -109,9 +109,11 @@ def npu_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def nd_data(t) -> np.ndarray:
     """An input's ND array; a tensor in a private format pays its ``TransData`` first."""
     from ..npu import formats
+    from .codegen.npu_cube import note_version
 
     if getattr(t, "_npu_format", formats.ND) != formats.ND:
         formats.trans_data(t)
+    note_version(t)  # a kept NZ copy of it stays valid while its version does
     return t._data
 
 

@@ -143,12 +143,10 @@ class NPUKernel(NumpyKernel):
         return h.cache[key]
 
     def store(self, h, name, index, value):
-        self.values[name] = value
-        if name not in self.materialized:
+        at = self._store_view(h, name, index, value)
+        if at is None:
             return
-        if value.final:
-            h = self.epilogue
-        view, flags = self._view(name, index, "o")
+        h, view, flags = at
         k = view[1:]
         dtype = np_dtype(self.module.buffer(name).get_dtype())
         tiled = (flags[0] or self.frame.sizes[0] == 1) and not h.final
