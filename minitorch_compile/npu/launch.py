@@ -20,8 +20,8 @@ buffers per queue — when the stage after it has finished pass *i − 2* (that 
 again).  Its end is the steady state (about the slowest stage per pass) plus the pipeline
 fill and drain, for any mix of passes: a resident copy before the loop or an epilogue after it
 is one more pass.  A tile standing for ``times`` identical passes is scheduled pass by pass
-up to 4,096 passes; beyond that the rest is shifted by the cycle the last passes showed (an approximation: the tests hold it within
-25 % — no kernel here comes near that many passes).
+up to 4,096 passes; beyond that the rest is shifted by the cycle the last passes showed (an
+approximation: the tests hold it within 25 % — no kernel here comes near that many passes).
 
 ``kernel``'s second term is the shared HBM: cores that each get their share cannot, together,
 beat it.  ``exposed`` is the part of the DMA start-up no schedule can hide: until the first
