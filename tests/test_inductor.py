@@ -118,17 +118,30 @@ def _build(src):
 
 @given(programs(), st.booleans())
 def test_compiled_equals_eager(prog, with_grad):
+    check_compiled_equals_eager(prog, with_grad)
+
+
+def _on(t, device, grad=False):
+    """A copy of ``t`` on ``device`` (requiring grad if asked and it can)."""
+    t = t.clone() if device == "cpu" else t.clone().to(device)
+    return t.requires_grad_(grad) if grad and t.is_floating_point() else t
+
+
+def check_compiled_equals_eager(prog, with_grad, device="cpu"):
+    """Compiled on ``device`` equals eager on the cpu: values, and grads when asked (the npu
+    tests call it with ``device="npu"``)."""
     src, inputs, ints = prog
     fn = _build(src)
     eager_in = [x.clone().requires_grad_(with_grad) for x in inputs]
-    comp_in = [x.clone().requires_grad_(with_grad) for x in inputs]
+    comp_in = [_on(x, device, with_grad) for x in inputs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # eager's own warnings (none from inductor)
         warnings.filterwarnings("error", message="inductor:")
         expected = fn(*eager_in, ints)
-        got = mtc.compile(fn, backend="inductor")(*comp_in, ints)
+        got = mtc.compile(fn, backend="inductor")(*comp_in, _on(ints, device))
     for e, g in zip(expected, got):
-        _close(g.detach().numpy(), e.detach().numpy(), e.detach().numpy().dtype)
+        assert g.device.type == device, src
+        _close(g.detach().cpu().numpy(), e.detach().numpy(), e.detach().numpy().dtype)
     if not with_grad:
         return
     diff = [k for k, e in enumerate(expected) if e.requires_grad]
@@ -139,7 +152,8 @@ def test_compiled_equals_eager(prog, with_grad):
     for e, g in zip(eager_in, comp_in):
         assert (e.grad is None) == (g.grad is None), src
         if e.grad is not None:
-            _close(g.grad.numpy(), e.grad.numpy(), np.float32)
+            assert g.grad.device.type == device
+            _close(g.grad.cpu().numpy(), e.grad.numpy(), np.float32)
 
 
 @given(st.integers(2, 9), st.integers(1, 7))
@@ -455,17 +469,24 @@ EDGE_CASES = {
 
 @pytest.mark.parametrize("name", sorted(EDGE_CASES))
 def test_edge_cases(name):
+    check_edge_case(name)
+
+
+def check_edge_case(name, device="cpu"):
+    """``EDGE_CASES[name]`` compiled on ``device`` (no fallback warning) equals eager on the
+    cpu."""
     fn, make = EDGE_CASES[name]
     args = make()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         expected = fn(*[a.clone() for a in args])
-        got = mtc.compile(fn)(*[a.clone() for a in args])
+        got = mtc.compile(fn)(*[_on(a, device) for a in args])
     if isinstance(expected, mtc.Tensor):
         expected, got = (expected,), (got,)
     assert len(expected) == len(got)
     for e, g in zip(expected, got):
-        _close(g.numpy(), e.numpy(), e.numpy().dtype)
+        assert g.device.type == device
+        _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)
 
 
 def test_random_ops_draw_the_same_numbers_as_eager():

@@ -319,3 +319,35 @@ def test_scratch_buffers_do_not_stop_double_buffering():
         x.softmax(0)
     for k in prof.kernels:
         assert k.double_buffered and k.time_us < k.time_us_serial, k
+
+
+_stage = st.floats(0, 3000, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), _stage, _stage, _stage, st.booleans()),
+                min_size=1, max_size=5))
+def test_the_pipeline_schedule_is_bounded_and_its_shortcut_close(groups):
+    """``launch.pipeline``: never slower than serial, never faster than its busiest engine or
+    one pass's chain; the steady-state shortcut for very long repeats stays close to scheduling
+    every pass."""
+    from minitorch_compile.npu.launch import pipeline
+
+    lat = 500.0
+    tiles, latency = [], []
+    for times, m2, v, m3, dma in groups:
+        cyc = {"MTE2": m2 + (lat if dma else 0), "Vector": v, "MTE3": m3 + (lat if dma else 0)}
+        tiles.append((times, cyc))
+        latency.append({s: lat for s in ("MTE2", "MTE3") if dma})
+    serial = sum(t * sum(c.values()) for t, c in tiles)
+    _, end = pipeline(tiles, True, latency=latency)  # every pass scheduled (times <= 4096)
+    _, short = pipeline(tiles, True, explicit=6, latency=latency)  # the steady-state shortcut
+    _, full = pipeline(tiles, True, explicit=10**6, latency=latency)
+    assert end <= serial + 1e-6 and full <= serial + 1e-6
+    busiest = max(sum(t * (c[s] - lat_s.get(s, 0)) for (t, c), lat_s in zip(tiles, latency))
+                  for s in ("MTE2", "Vector", "MTE3"))
+    assert full >= busiest - 1e-6
+    assert full >= max(sum(c.values()) for _, c in tiles) - 1e-6
+    assert end == full
+    assert abs(short - full) <= 0.25 * max(full, 1.0)  # an approximation, used past 4096
+    assert pipeline(tiles, False, explicit=10**6)[1] == pytest.approx(serial)

@@ -194,3 +194,26 @@ def test_npu_compiled_graph_hook_renders_its_kernels_and_code():
     assert "compiled for the npu: fused &lt;npu&gt; graph" in npu
     assert all(k.name in npu for k in prof.kernels)
     assert "# &lt;b&gt;" in npu and npu.count("<rect") >= len(prof.kernels)
+
+
+def test_a_graph_compiled_for_the_npu_reports_its_plans_kernels_and_code():
+    """Compiling for the npu feeds the npu section: at the first run under the trace, the
+    generated source, each fused kernel's tiling and the records of that run."""
+    f = mtc.compile(lambda x: mtc.softmax(x * 2, -1).cos())
+    x = mtc.randn(64, 128).to("npu")
+    with mtc.report.trace() as t:
+        f(x)
+        f(x)  # reported once
+    (event,) = t.of_kind("npu_compiled_graph")
+    plans, kernels = event.payload["plans"], event.payload["kernels"]
+    assert plans and [p.name for p in plans] == [k.name for k in kernels
+                                                 if k.kind == "inductor"]
+    for p, k in zip(plans, [k for k in kernels if k.kind == "inductor"]):
+        assert p.block_dim == k.block_dim and p.ub_bytes <= mtc.npu.get_spec().ub_bytes
+        assert p.min_gm_bytes == k.min_gm_bytes and k.peak_ub_bytes <= p.ub_bytes
+        assert p.rows_per_tile * p.tiles_per_core >= p.rows_per_core
+    assert all(f"def {p.name}(" in event.payload["source"] for p in plans)
+    npu = t.html().split('<section id="npu">')[1].split("</section>")[0]
+    assert "compiled for the npu" in npu and "rows per tile" in npu
+    assert all(escape(p.name) in npu for p in plans) and "<rect" in npu
+    assert escape(f"def {plans[0].name}(") in npu  # the generated code, escaped

@@ -50,6 +50,7 @@ def report(tmp_path_factory):
             loss_of(mtc.randn(n, 4), mtc.randn(n, 1)).backward()
             opt.step()
         (mtc.randn(64).to("npu") * 2).relu()
+        mtc.compile(lambda x: (x * 2).relu().sum(-1))(mtc.randn(8, 64).to("npu"))
     mtc.dynamo.reset()
     d = tmp_path_factory.mktemp("report")
     return t.write_html(d / "report.html")
@@ -74,6 +75,8 @@ def test_every_section_renders_without_console_errors(report):
         assert "could not render this section" not in m.group(1)
     assert "report &lt;of&gt; a training step" in dom  # the title, escaped, as text
     assert "<svg" in dom
+    npu = re.search(r'<section id="npu">(.*?)</section>', dom, re.S).group(1)
+    assert "compiled for the npu" in npu and "rows per tile" in npu  # the npu code generator
 
 
 def test_screenshot(report):

@@ -176,7 +176,12 @@ def _compile_graph(gm, example_inputs) -> CompiledFxGraph:
         metrics.kernel_records.append(metrics.KernelRecord(
             k["name"], k["nodes"], k["num_bytes"], k["numel"], k["reduction_numel"],
             k["origins"]))
-    out = CompiledFxGraph(ns["run"], source, pre, sched.debug_str(), list(sched.decisions),
+    run = ns["run"]
+    if graph.device_type == "npu":  # the compile report's npu section, fed at the first run
+        from .npu_runtime import report_first_run
+
+        run = report_first_run(run, source, wrapper.npu_plans)
+    out = CompiledFxGraph(run, source, pre, sched.debug_str(), list(sched.decisions),
                           list(wrapper.kernels), list(graph.fallbacks), wrapper.plan, hit,
                           sched, gm)
     trace_event("inductor_graph", compiled=out, time_s=time.perf_counter() - start)

@@ -34,8 +34,16 @@ def register_decomposition(*names):
     return register
 
 
-def get_decomposition(op):
-    """The decomposition of an ``OpOverload``, or ``None``."""
+# ops a target keeps whole: its vector unit has the op as one instruction, so decomposing it
+# would only trade one pass over a tile for many (torch_npu's Inductor likewise drops the
+# decompositions of ops the npu runs natively; the Ascend C high-level API has ``Gelu``)
+KEPT_WHOLE = {"npu": {"aten::gelu"}}
+
+
+def get_decomposition(op, device_type: str = "cpu"):
+    """The decomposition of an ``OpOverload`` for ``device_type``'s code generator, or ``None``."""
+    if f"{op.namespace}::{op.name}" in KEPT_WHOLE.get(device_type, ()):
+        return None
     return decompositions.get(op.qualified_name) or decompositions.get(
         f"{op.namespace}::{op.name}")
 

@@ -157,7 +157,7 @@ class GraphLowering(Interpreter):
         if target in _SIZE_ARITHMETIC:
             return target(*args)
         bound = target.bind(*args, **kwargs)
-        decomp = get_decomposition(target)
+        decomp = get_decomposition(target, self.device_type)
         if decomp is not None:
             return self._lower_decomposition(decomp, bound)
         lowering = lowering_for(target)

@@ -159,7 +159,8 @@ def pointwise_lowering(opdef):
                                                    if typed[i] is not None])
         else:
             compute = result = V.graph.current_meta().dtype
-        custom = _DTYPE_BODIES.get((op.name, compute.name), custom)
+        if getattr(V.graph, "device_type", "cpu") == "cpu":  # the npu has Erf as one instruction
+            custom = _DTYPE_BODIES.get((op.name, compute.name), custom)
         extra = [(i, a) for i, a in enumerate(args) if i not in t_idx]
         # bool operands go through the op's own kernel: it raises torch's errors (``-`` on
         # bool) where the bare ufunc would raise numpy's

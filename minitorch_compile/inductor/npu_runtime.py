@@ -53,20 +53,11 @@ def Alloc(que, shape: tuple, dtype) -> np.ndarray:  # noqa: N802 - Ascend C's st
     return _ub(t, shape, dtype)
 
 
-def _dma(core, stage: str, nbytes: int) -> float:
-    """A DataCopy's cycles; copies issued back to back in one stage of one tile share the
-    start-up latency (the eager skeletons copy all inputs of a tile as one transfer)."""
-    cycles = units.dma_cycles(core.spec, nbytes, core.launch.block_dim)
-    tile = core._tile
-    if tile is not None and tile.cycles[stage] > 0 and cycles:
-        cycles -= core.spec.dma_latency_cycles
-    return cycles
-
-
 def CopyIn(que, src: np.ndarray) -> np.ndarray:  # noqa: N802
     core = K._current_core()
     t = que.AllocTensor(src.dtype)
-    core.add("MTE2", _dma(core, "MTE2", src.nbytes), gm_read=src.nbytes)
+    core.add("MTE2", units.dma_cycles(core.spec, src.nbytes, core.launch.block_dim),
+             latency=core.spec.dma_latency_cycles, gm_read=src.nbytes)
     ub = _ub(t, src.shape, src.dtype)
     np.copyto(ub, src)
     que.EnQue(t)
@@ -77,7 +68,8 @@ def CopyIn(que, src: np.ndarray) -> np.ndarray:  # noqa: N802
 def CopyOut(dst: np.ndarray, que, ub: np.ndarray) -> None:  # noqa: N802
     core = K._current_core()
     nbytes = dst.size * dst.itemsize
-    core.add("MTE3", _dma(core, "MTE3", nbytes), gm_write=nbytes)
+    core.add("MTE3", units.dma_cycles(core.spec, nbytes, core.launch.block_dim),
+             latency=core.spec.dma_latency_cycles, gm_write=nbytes)
     np.copyto(dst, ub, casting="unsafe")
 
 
@@ -117,7 +109,34 @@ def npu_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def nd_data(t) -> np.ndarray:
     """An input's ND array; a tensor in a private format pays its ``TransData`` first."""
     from ..npu import formats
+    from .codegen.npu_cube import note_version
 
     if getattr(t, "_npu_format", formats.ND) != formats.ND:
         formats.trans_data(t)
+    note_version(t)  # a kept NZ copy of it stays valid while its version does
     return t._data
+
+
+def report_first_run(run, source: str, plans: list):
+    """``run`` of a module compiled for the npu, reporting itself to the compile report
+    (``report/trace.py``'s ``npu_compiled_graph`` event) the first time it runs while a trace
+    is on: the generated source, each kernel's plan (static) and the kernel records of that
+    run (simulated bytes, times and the per-core timeline exist only once it ran)."""
+    from ..npu.profiler import profile
+    from ..report.trace import trace_event, tracing
+
+    reported = False
+    name = ", ".join(p.name for p in plans) or "extern kernels only"
+
+    def traced_run(*args):
+        nonlocal reported
+        if reported or not tracing():
+            return run(*args)
+        reported = True
+        with profile() as prof:
+            out = run(*args)
+        trace_event("npu_compiled_graph", name=name, source=source, plans=list(plans),
+                    kernels=list(prof.kernels))
+        return out
+    return traced_run
+

@@ -26,46 +26,28 @@ tile body stands for many identical ones (``core.tile(times=k)``) or one core fo
 (``k.core(i, replicas=r)``): the accounting is then arithmetic on sizes, never a Python loop
 over elements.
 
-Timing, per core, from its tiles (each tile: cycles per stage ``MTE2, MTE1, Cube, Vector,
-MTE3``)::
-
-    serial     = sum over tiles of (sum of its stages)
-    pipelined  = sum over tiles of (its slowest stage) + (the other stages of the first tile)
-                 -- the steady state plus the pipeline fill; only when every queue of the core
-                    has >= 2 buffers (double buffering), else = serial
-    kernel     = max(slowest core, total GM bytes / aggregate GM bandwidth)
-
-The second term is the shared HBM: cores that each get their share cannot, together, beat it.
+Cores, the launch and the timing model are in ``launch.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from . import units
-from .memory import LocalBuffer, core_buffers
-from .profiler import CoreTiming, KernelRecord, record_kernel
-from .spec import NPUSpec, get_spec
+from .launch import (  # noqa: F401 - the launch is part of the kernel API
+    CoreContext,
+    KernelLaunch,
+    Tile,
+    _current_core,
+    _state,
+)
+from .memory import LocalBuffer
 
 # queue positions -> the buffer their tensors live in (Ascend C's ``TPosition``)
 VECIN, VECOUT, VECCALC = "VECIN", "VECOUT", "VECCALC"
 A1, B1, A2, B2, CO1 = "A1", "B1", "A2", "B2", "CO1"
 POSITION_BUFFER = {VECIN: "UB", VECOUT: "UB", VECCALC: "UB", A1: "L1", B1: "L1",
                    A2: "L0A", B2: "L0B", CO1: "L0C"}
-
-
-class _State(threading.local):
-    """The running kernel and core, per thread (Ascend C's implicit block context)."""
-
-    launch: KernelLaunch | None = None
-    core: CoreContext | None = None
-
-
-_state = _State()
 
 
 # --------------------------------------------------------------------------- tensors
@@ -175,13 +157,6 @@ def GetBlockNum() -> int:  # noqa: N802
     return _state.launch.block_dim
 
 
-def _current_core() -> CoreContext:
-    if _state.core is None:
-        raise RuntimeError("Ascend C calls need a running kernel: use them inside "
-                           "`with KernelLaunch(...) as k: for core in k.cores(): ...`")
-    return _state.core
-
-
 # --------------------------------------------------------------------------- instructions
 
 
@@ -192,7 +167,8 @@ def DataCopy(dst, src, count: int) -> None:  # noqa: N802
     nbytes = count * (src.dtype.itemsize)
     if not src_local and dst_local:
         core.add("MTE2", units.dma_cycles(core.spec, nbytes, core.launch.block_dim),
-                 gm_read=nbytes, l1=nbytes if dst.position == "L1" else 0)
+                 latency=core.spec.dma_latency_cycles, gm_read=nbytes,
+                 l1=nbytes if dst.position == "L1" else 0)
         if not dst.counting and src.data is not None:
             dst.data[:count] = src.span(count)
     elif src_local and dst_local and src.position == "L1":
@@ -201,7 +177,7 @@ def DataCopy(dst, src, count: int) -> None:  # noqa: N802
             dst.data[:count] = src.data[:count]
     elif src_local and not dst_local:
         core.add("MTE3", units.dma_cycles(core.spec, nbytes, core.launch.block_dim),
-                 gm_write=nbytes)
+                 latency=core.spec.dma_latency_cycles, gm_write=nbytes)
         if not src.counting and dst.data is not None:
             dst.span(count)[:] = src.data[:count]
     elif src_local and dst_local:
@@ -216,7 +192,8 @@ def Fixpipe(dst: GlobalTensor, src: LocalTensor, count: int) -> None:  # noqa: N
     """L0C -> GM (counted in the MTE3 lane), casting the fp32 accumulator to ``dst``'s dtype."""
     core = _current_core()
     nbytes = count * dst.dtype.itemsize
-    core.add("MTE3", units.dma_cycles(core.spec, nbytes, core.launch.block_dim), gm_write=nbytes)
+    core.add("MTE3", units.dma_cycles(core.spec, nbytes, core.launch.block_dim),
+             latency=core.spec.dma_latency_cycles, gm_write=nbytes)
     if not src.counting and dst.data is not None:
         dst.span(count)[:] = src.data[:count]
 
@@ -290,147 +267,3 @@ def ReduceSum(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: 
 
 def ReduceMax(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
     vector_op("reduce", lambda x: np.max(x, keepdims=True), dst, (src,), count)
-
-
-# --------------------------------------------------------------------------- cores and launch
-
-
-@dataclass
-class Tile:
-    """One pass of a core's loop body, standing for ``times`` identical passes."""
-
-    times: int
-    cycles: dict = field(default_factory=lambda: dict.fromkeys(units.STAGES, 0.0))
-
-
-class CoreContext:
-    """What one AI core (or ``replicas`` identical ones) did during a launch."""
-
-    def __init__(self, launch: KernelLaunch, index: int, replicas: int):
-        self.launch, self.spec, self.index, self.replicas = launch, launch.spec, index, replicas
-        self.buffers = core_buffers(launch.spec, index)
-        self._tiles: list[Tile] = []
-        self.queue_depths: list[int] = []
-        self._tile: Tile | None = None
-        self._implicit = False
-        self.gm_read = self.gm_write = self.l1_bytes = self.l0_bytes = 0
-
-    def add(self, stage: str, cycles: float, *, gm_read=0, gm_write=0, l1=0, l0=0) -> None:
-        tile = self._tile
-        if tile is None:  # work outside ``tile()`` joins one implicit tile until the next
-            tile = self._tile = Tile(1)
-            self._tiles.append(tile)
-            self._implicit = True
-        t = tile.times
-        tile.cycles[stage] += cycles
-        self.gm_read += gm_read * t
-        self.gm_write += gm_write * t
-        self.l1_bytes += l1 * t
-        self.l0_bytes += l0 * t
-
-    @contextlib.contextmanager
-    def tile(self, times: int = 1):
-        """A loop-body pass that stands for ``times`` identical passes (``times >= 1``)."""
-        tile = Tile(times)
-        self._tiles.append(tile)
-        self._tile, self._implicit = tile, False
-        try:
-            yield tile
-        finally:
-            self._tile = None
-
-    def tiles(self, n: int):
-        """``for i in core.tiles(n)``: n separate tiles, the plain Ascend C loop."""
-        for i in range(n):
-            with self.tile():
-                yield i
-
-    def timing(self) -> CoreTiming:
-        double = bool(self.queue_depths) and min(self.queue_depths) >= 2
-        serial = sum(t.times * sum(t.cycles.values()) for t in self._tiles)
-        if double and self._tiles:
-            first = self._tiles[0].cycles
-            fill = sum(first.values()) - max(first.values())
-            pipelined = sum(t.times * max(t.cycles.values()) for t in self._tiles) + fill
-        else:
-            pipelined = serial
-        totals = {s: sum(t.times * t.cycles[s] for t in self._tiles) for s in units.STAGES}
-        return CoreTiming(self.index, self.replicas, double, pipelined, serial, totals,
-                          self.buffers["UB"].peak, [(t.times, dict(t.cycles)) for t in self._tiles])
-
-
-class KernelLaunch:
-    """``with KernelLaunch(name, block_dim) as k:`` — one kernel on ``block_dim`` cores.
-
-    ``min_read_bytes`` / ``min_write_bytes`` are the kernel's lower bound on GM traffic (each
-    input read once, each output written once); by default the bytes it actually moved.
-    ``counting=True`` runs the instructions for their cost only (no data in UB).
-    """
-
-    def __init__(self, name: str, block_dim: int, *, min_read_bytes: int | None = None,
-                 min_write_bytes: int | None = None, counting: bool = False,
-                 spec: NPUSpec | None = None, kind: str = "eager", record: bool = True):
-        self.spec = spec or get_spec()
-        if not 1 <= block_dim <= self.spec.num_cores:
-            raise ValueError(f"kernel '{name}': block_dim {block_dim} is outside 1.."
-                             f"{self.spec.num_cores} (the spec's AI cores)")
-        self.name, self.block_dim, self.counting, self.kind = name, block_dim, counting, kind
-        self.min_read, self.min_write = min_read_bytes, min_write_bytes
-        self._publish = record  # hand the record to the active profilers on exit
-        self._cores: list[CoreContext] = []
-        self.record: KernelRecord | None = None
-
-    def core(self, index: int, replicas: int = 1) -> CoreContext:
-        c = CoreContext(self, index, replicas)
-        self._cores.append(c)
-        _state.core = c
-        return c
-
-    def cores(self):
-        for i in range(self.block_dim):
-            yield self.core(i)
-
-    def __enter__(self) -> KernelLaunch:
-        self._prev = (_state.launch, _state.core)
-        _state.launch, _state.core = self, None
-        return self
-
-    def __exit__(self, exc_type, *exc) -> None:
-        _state.launch, _state.core = self._prev
-        if exc_type is None:
-            self.record = self.finish()
-            if self._publish:
-                record_kernel(self.record)
-
-    def finish(self) -> KernelRecord:
-        spec = self.spec
-        timings = [c.timing() for c in self._cores]
-        n = sum(c.replicas for c in self._cores)
-        if n != self.block_dim:
-            raise RuntimeError(f"kernel '{self.name}': {n} cores ran, block_dim is "
-                               f"{self.block_dim}")
-        def total(attr):
-            return sum(getattr(c, attr) * c.replicas for c in self._cores)
-        read, write = total("gm_read"), total("gm_write")
-        stage = {s: sum(t.stage_cycles[s] * t.replicas for t in timings) for s in units.STAGES}
-        ceiling = (read + write) / spec.gm_bytes_per_cycle
-        pipelined = max([ceiling] + [t.pipelined for t in timings])
-        serial = max([ceiling] + [t.serial for t in timings])
-        min_bytes = (read if self.min_read is None else self.min_read) + \
-            (write if self.min_write is None else self.min_write)
-        mem_lb = min_bytes / spec.gm_bytes_per_cycle
-        compute_lb = max(stage["Vector"], stage["Cube"]) / spec.num_cores
-        launch = spec.kernel_launch_us
-        return KernelRecord(
-            name=self.name, kind=self.kind, block_dim=self.block_dim,
-            gm_read_bytes=round(read), gm_write_bytes=round(write), min_gm_bytes=round(min_bytes),
-            mte2_cycles=stage["MTE2"], mte1_cycles=stage["MTE1"], vector_cycles=stage["Vector"],
-            cube_cycles=stage["Cube"], mte3_cycles=stage["MTE3"],
-            l1_bytes=round(total("l1_bytes")), l0_bytes=round(total("l0_bytes")),
-            time_us=spec.cycles_to_us(pipelined) + launch,
-            time_us_serial=spec.cycles_to_us(serial) + launch,
-            lower_bound_us=spec.cycles_to_us(max(mem_lb, compute_lb)),
-            bound="memory" if mem_lb >= compute_lb else "compute",
-            peak_ub_bytes=max((t.peak_ub_bytes for t in timings), default=0),
-            tiles=sum(sum(n for n, _ in t.tiles) * t.replicas for t in timings),
-            double_buffered=all(t.double_buffered for t in timings), cores=timings)

@@ -32,6 +32,7 @@ class CoreTiming:
     stage_cycles: dict  # stage -> cycles summed over the core's tiles
     peak_ub_bytes: int
     tiles: list  # [(times, {stage: cycles})] in loop order: what a timeline draws
+    latency: list = field(default_factory=list)  # per tile: {stage: DMA start-up cycles}
 
 
 @dataclass

@@ -3,11 +3,12 @@
 Insight's timeline and its roofline view).
 
 Timeline: a core's tiles are scheduled stage after stage (``MTE2 → MTE1 → Cube → Vector →
-MTE3``).  Double-buffered, stage *s* of tile *i* starts when stage *s* of tile *i − 1* and stage
-*s − 1* of tile *i* are both done — copies overlap compute; with one buffer per queue, tile *i*
-starts after tile *i − 1* finished.  (The schedule is a picture of ``npu/kernel.py``'s timing
-model: its length is close to, not always equal to, the kernel's ``time_us``.)  Each lane is a
-row of characters; the character is the tile's number (mod 10).
+MTE3``) by the timing model itself (``npu/launch.py``'s ``pipeline``).  Double-buffered, stage
+*s* of tile *i* starts when stage *s* of tile *i − 1*, stage *s − 1* of tile *i* and (its buffer
+free again) stage *s + 1* of tile *i − 2* are done — copies overlap compute; with one buffer per
+queue, tile *i* starts after tile *i − 1* finished.  (Its length is the core's time; the
+kernel's ``time_us`` is the slowest core's, or the shared bandwidth's when that is longer.)
+Each lane is a row of characters; the character is the tile's number (mod 10).
 
 Roofline: a kernel's *arithmetic intensity* is its compute cycles (vector or cube, whichever is
 larger, spread over the cores it ran on) per GM byte; the roof is ``min(peak, intensity ×
@@ -18,35 +19,21 @@ figure; without it (the default install) they return the text.
 
 from __future__ import annotations
 
-from . import units
+from .launch import pipeline
 from .spec import get_spec
 
 LANES = ("MTE2", "MTE1", "Cube", "Vector", "MTE3")
 
 
-def schedule(tiles: list, double_buffered: bool) -> list:
-    """[(lane, tile number, start, end)] in cycles for one core's ``[(times, cycles)]``."""
-    out, done = [], {s: 0.0 for s in units.STAGES}
-    end_prev_tile = 0.0
-    n = 0
-    for times, cycles in tiles:
-        for _ in range(min(times, 50)):  # draw at most 50 repeats of one tile body
-            t = 0.0 if double_buffered else end_prev_tile
-            for s in units.STAGES:
-                c = cycles.get(s, 0.0)
-                if not c:
-                    continue
-                start = max(t, done[s]) if double_buffered else t
-                out.append((s, n, start, start + c))
-                done[s] = t = start + c
-            end_prev_tile = t
-            n += 1
-    return out
+def schedule(core) -> list:
+    """[(lane, tile number, start, end)] in cycles for one core's ``CoreTiming``: the timing
+    model's own schedule (``launch.pipeline``), drawing at most 50 repeats of a tile."""
+    return pipeline(core.tiles, core.double_buffered, explicit=50, latency=core.latency)[0]
 
 
 def timeline_text(rec, core: int = 0, width: int = 72) -> str:
     c = rec.cores[min(core, len(rec.cores) - 1)]
-    sched = schedule(c.tiles, c.double_buffered)
+    sched = schedule(c)
     end = max((e for *_, e in sched), default=0.0) or 1.0
     spec = get_spec()
     buffering = "double-buffered" if c.double_buffered else "one buffer per queue"
@@ -139,7 +126,7 @@ def timeline(prof, kernel=None, core: int = 0):
     c = rec.cores[min(core, len(rec.cores) - 1)]
     fig, ax = plt.subplots(figsize=(9, 2.5))
     for lane_no, lane in enumerate(LANES):
-        for ln, n, s, e in schedule(c.tiles, c.double_buffered):
+        for ln, n, s, e in schedule(c):
             if ln == lane:
                 ax.broken_barh([(s, e - s)], (lane_no - 0.4, 0.8), color=f"C{n % 10}")
     ax.set_yticks(range(len(LANES)), LANES)

@@ -11,8 +11,8 @@ every id in ``SECTIONS`` is there):
     dynamic        dynamic-shape decisions: the symbols and SHAPE_ENV guards of each frame
     aot            the joint graph and its partition, with the bytes saved for the backward
     inductor       each compiled graph's kernels, fusion decisions and generated code
-    npu            npu kernels with their timeline (``mtc.npu.profile`` records); compiled-npu
-                   graphs from the ``npu_compiled_graph`` hook when the npu code generator emits it
+    npu            npu kernels with their timeline (``mtc.npu.profile`` records); each graph
+                   compiled for the npu (``npu_compiled_graph``): tiling, kernels, timeline, code
     times          compile time per stage
 
 Every user string is escaped by ``viz.html`` — nothing a program names can become markup.
@@ -126,12 +126,22 @@ def _section_inductor(t) -> str:
 
 
 def npu_compiled_section(t) -> str:
-    """HOOK for the npu code generator (issue 11): graphs it compiled for the npu, reported
-    with ``trace_event("npu_compiled_graph", name=…, source=…, kernels=[KernelRecord…])``."""
+    """Graphs compiled for the npu, as the npu code generator reports them at their first run
+    (``inductor/npu_runtime.report_first_run``): ``trace_event("npu_compiled_graph", name=…,
+    source=…, plans=[NPUKernelPlan…], kernels=[KernelRecord…])`` — each kernel's tiling, then
+    the kernels of that run with their timeline, then the generated code."""
     out = []
     for e in t.of_kind("npu_compiled_graph"):
         p = e.payload
         out.append(f"<h3>compiled for the npu: {esc(p.get('name', 'graph'))}</h3>")
+        plans = list(p.get("plans", ()))
+        if plans:
+            out.append(H.table(
+                ["kernel", "AI cores", "rows per core", "rows per tile", "tiles per core",
+                 "UB bytes", "min GM bytes", "UB buffers (count x bytes)"],
+                [[k.name, k.block_dim, k.rows_per_core, k.rows_per_tile, k.tiles_per_core,
+                  k.ub_bytes, k.min_gm_bytes,
+                  ", ".join(f"{b}={c}x{n}" for b, c, n in k.buffers)] for k in plans]))
         out.append(H.npu_profile_html(list(p.get("kernels", ()))))
         if p.get("source"):
             out.append(H.details("generated npu code", H.pre(p["source"])))

@@ -10,9 +10,9 @@ is active that call returns at once (one list check), so instrumenting a stage c
                                 forward-only graph when nothing needs a gradient
     inductor "inductor_graph"   a CompiledFxGraph: kernels, fusion decisions, generated code
     npu      "npu_kernel"       filled from ``mtc.npu.profile`` records (eager and compiled)
-             "npu_compiled_graph"  HOOK for the npu code generator (issue 11): emit it with
-                                ``graph=…, kernels=[KernelRecord…]`` and the report draws those
-                                kernels' timeline in its own "compiled for the npu" block
+             "npu_compiled_graph"  a graph compiled for the npu, at its first run while tracing
+                                (``inductor/npu_runtime.report_first_run``): ``name``, ``source``,
+                                ``plans=[NPUKernelPlan…]`` (tiling) and ``kernels=[KernelRecord…]``
 
 Each event keeps the stage's live objects (the report draws them) and the time it took.
 Three ways to turn tracing on:

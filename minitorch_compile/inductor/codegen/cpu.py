@@ -274,13 +274,20 @@ class NumpyKernel:
                                  dtype=np_dtype(self.module.buffer(name).get_dtype()))
         return h.cache[key]
 
-    def store(self, h, name, index, value):
+    def _store_view(self, h, name, index, value):
+        """A store's common start: (handler, output view, flags), or None when the buffer
+        lives only inside the kernel (the npu kernel shares it)."""
         self.values[name] = value
         if name not in self.materialized:
-            return
-        if value.final:
-            h = self.epilogue
+            return None
         view, flags = self._view(name, index, "o")
+        return (self.epilogue if value.final else h), view, flags
+
+    def store(self, h, name, index, value):
+        at = self._store_view(h, name, index, value)
+        if at is None:
+            return
+        h, view, flags = at
         target = f"{view}[t0:t1]" if flags[0] and not h.final else view
         h.instrs.append(Instr(None, f"np.copyto({target}, {{0}}, casting='unsafe')", [value],
                               store=(target, flags,

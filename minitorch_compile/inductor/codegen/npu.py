@@ -31,14 +31,17 @@ The algorithm:
    dim is copied once per core and stays resident, ``r<k>``), and a store becomes a write into a
    VECOUT queue buffer ``y<k>`` that ``CopyOut`` sends to GM;
 2. every instruction is followed by ``Vec(cost name, operands)``: its vector cycles;
-3. the tile: rows of the first frame dim.  Every live UB buffer — queues × ``nbuf``, temporaries
-   (``TBuf``), resident inputs, each 32-byte aligned — must fit UB; the largest row count that
-   fits (at most a core's share) is the tile.  If one row does not fit: ``NPUCompileError``
-   naming every buffer and its bytes;
-4. the rows are split over ``block_dim`` cores (``GetBlockIdx()``), each core gets at least
-   ``min_core_bytes`` of work.  A group whose tiles cut a reduction (the CPU's *split*
-   reductions: ``x.sum()``, ``x.sum(0)``) keeps its partial results in UB across tiles and runs
-   on one core, so no cross-core combine is needed (a shortcut: see docs/npu.md).
+3. the tiling (``npu_tiling.py``): rows of the first frame dim; every live UB buffer — queues ×
+   ``nbuf``, temporaries (``TBuf``), resident inputs, each 32-byte aligned — must fit UB (if one
+   row does not: ``NPUCompileError`` naming every buffer and its bytes); the core count
+   (``GetBlockIdx()``) and the tile count per core are the fastest by the launch's pipeline
+   model.  A pointwise frame is tiled over the dim every input varies along, so a broadcast
+   input (a bias) is not read once per core.  A group whose tiles cut a reduction (the CPU's
+   *split* reductions: ``x.sum()``, ``x.sum(0)``) keeps its partial results in UB across tiles
+   and runs on one core, so no cross-core combine is needed (a shortcut: see docs/npu.md);
+4. inputs constant along the tile dim are copied with the first tile (one DMA burst) and stay
+   resident; an epilogue after the loop runs in the last tile's pass, its copies going out
+   with that tile's.
 """
 
 from __future__ import annotations
@@ -46,15 +49,17 @@ from __future__ import annotations
 import math
 import re
 
-import numpy as np
-
-from ...npu.memory import round_up
 from ...npu.spec import get_spec
 from .. import config
 from ..ir import InputBuffer, numel
 from .common import Value, np_dtype
-from .cpu import Instr, NumpyKernel, _finish
+from .cpu import Frame, Instr, NumpyKernel, _finish
 from .npu_cube import eliminate_casts, matmul_lines
+from .npu_tiling import (  # noqa: F401 - NPUCompileError: the error this target raises
+    NPUCompileError,
+    NPUKernelPlan,
+    NPUTiling,
+)
 from .wrapper import WrapperCodeGen
 
 HEADER = """\
@@ -83,13 +88,7 @@ COST_NAME = {
     "logical_and": "and", "logical_or": "or", "logical_not": "not", "isnan": "compare",
 }
 _FUNC = re.compile(r"np\.(\w+)(\.reduce)?\(")
-
-
-class NPUCompileError(RuntimeError):
-    """A kernel that cannot be generated for the npu (its tile does not fit UB)."""
-
-
-class NPUKernel(NumpyKernel):
+class NPUKernel(NPUTiling, NumpyKernel):
     """The CPU kernel's analysis, emitted as CopyIn → Compute → CopyOut over UB tiles."""
 
     def __init__(self, group, module, materialized: set, name: str):
@@ -118,12 +117,10 @@ class NPUKernel(NumpyKernel):
         return h.cache[key]
 
     def store(self, h, name, index, value):
-        self.values[name] = value
-        if name not in self.materialized:
+        at = self._store_view(h, name, index, value)
+        if at is None:
             return
-        if value.final:
-            h = self.epilogue
-        view, flags = self._view(name, index, "o")
+        h, view, flags = at
         k = view[1:]
         dtype = np_dtype(self.module.buffer(name).get_dtype())
         tiled = (flags[0] or self.frame.sizes[0] == 1) and not h.final
@@ -132,71 +129,29 @@ class NPUKernel(NumpyKernel):
                               store=(f"y{k}", flags, dtype)))
 
     def _reduction_outer(self, frame, exprs) -> bool:
-        """Never turn a ``sum(0)`` reduced-dims-first on the npu: the tiles stay over the kept
-        dims (every core takes its columns, the reduced dim is read by a strided ``DataCopy``),
-        so no partial results need combining across cores."""
+        """The npu's choice of loop order (the CPU's hook turns ``sum(0)`` reduced-dims-first).
+
+        Never reduced-dims-first here: the tiles stay over the kept dims (every core takes its
+        columns, the reduced dim is read by a strided ``DataCopy``), so no partial results need
+        combining across cores.  A pointwise frame instead puts first the dim along which
+        every input varies, if the first does not: an input constant along the tile dim (a
+        bias over rows) is resident in every core and read from GM once *per core*; tiled
+        over its own dim, each core reads only its slice (a strided copy of the others)."""
+        fr = self.frame
+        if any(fr.reduce) or len(fr.sizes) < 2:
+            return False
+
+        def copies(d):  # elements read more than once when dim d is the tile dim
+            return sum(numel([s for v, s in zip(fr.names, fr.sizes) if e.coef(v)])
+                       for e in exprs if not e.coef(fr.names[d]))
+        best = min(range(len(fr.sizes)), key=lambda d: (copies(d), d))
+        if copies(best) < copies(0) and fr.sizes[best] >= get_spec().num_cores:
+            order = [best] + [d for d in range(len(fr.sizes)) if d != best]
+            self.frame = Frame([fr.names[d] for d in order], [fr.sizes[d] for d in order],
+                               [fr.reduce[d] for d in order])
         return False
 
     # ---------------------------------------------------------------- sizes
-    def _row_elems(self, flags) -> int:
-        return numel([s for s, f in zip(self.frame.sizes[1:], flags[1:]) if f])
-
-    def _shape(self, flags, rows: str) -> str:
-        dims = [rows if k == 0 and f else str(s) if f else "1"
-                for k, (f, s) in enumerate(zip(flags, self.frame.sizes))]
-        return f"({', '.join(dims)},)"
-
-    def _fixed_bytes(self, flags, dtype) -> int:
-        return numel([s if f else 1 for s, f in zip(self.frame.sizes, flags)]) * \
-            np.dtype(dtype).itemsize
-
-    def buffers(self, rows: int, slots: list, nbuf: int = 2) -> list:
-        """Every UB buffer of one core at ``rows`` per tile: (name, count, bytes each)."""
-        spec = get_spec()
-        al = spec.ub_align
-
-        def tile_bytes(flags, dtype):
-            if not flags[0] and self.frame.sizes[0] != 1:
-                return round_up(self._fixed_bytes(flags, dtype), al)
-            return round_up(rows * self._row_elems(flags) * np.dtype(dtype).itemsize, al)
-        out = [(f"x{k}", nbuf, tile_bytes(fl, dt)) for k, (dt, fl) in self.tiled_in.items()]
-        out += [(f"y{k}", nbuf if tiled else 1, tile_bytes(fl, dt))
-                for k, (dt, fl, tiled) in self.outs.items()]
-        out += [(f"r{k}", 1, round_up(self._fixed_bytes(fl, dt), al))
-                for k, (dt, fl) in self.resident.items()]
-        out += [(f"b{j}", 1, tile_bytes(fl, dt)) for j, (fl, dt) in enumerate(slots)]
-        out += [(f"acc{j}", 1, round_up(self._fixed_bytes(fl, dt), al))
-                for j, (_, dt, fl) in enumerate(self.accs)]
-        return [(name, c, max(b, al)) for name, c, b in out]  # no empty allocation
-
-    def plan(self, slots: list) -> tuple:
-        """(block_dim, rows per core, rows per tile): the largest tile that fits UB."""
-        spec = get_spec()
-        n = self.frame.sizes[0]
-        row_bytes = max(1, sum(self._row_elems(fl) * np.dtype(dt).itemsize
-                               for dt, fl in self.tiled_in.values()))
-        if self.split:
-            block_dim = 1
-        else:
-            block_dim = max(1, min(spec.num_cores, n,
-                                   math.ceil(n * row_bytes / spec.min_core_bytes)))
-        per = max(1, math.ceil(n / block_dim))
-        block_dim = max(1, math.ceil(n / per))
-
-        def used(rows):
-            return sum(c * b for _, c, b in self.buffers(rows, slots))
-        if used(1) > spec.ub_bytes:
-            listing = ", ".join(f"{name}={c}x{b}" for name, c, b in self.buffers(1, slots))
-            raise NPUCompileError(
-                f"npu kernel '{self.name}' does not fit UB even one row per tile: needs "
-                f"{used(1)} bytes ({listing}), UB has {spec.ub_bytes}")
-        lo, hi = 1, per
-        while lo < hi:  # the largest row count that fits
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if used(mid) <= spec.ub_bytes else (lo, mid - 1)
-        return block_dim, per, lo
-
-    # ---------------------------------------------------------------- writing
     def codegen(self) -> str:
         fr = self.frame
         if not self.split and any(not t for *_, t in self.outs.values()):
@@ -204,7 +159,12 @@ class NPUKernel(NumpyKernel):
                                   "tile dim")
         refs = {ref: op.name for op, ref in self.module.kernel_refs.items()}
         for h in (self.body, self.epilogue):
-            h.instrs = [_with_cost(i, refs) for i in h.instrs]
+            # a vector op the kernel calls (Gelu, Erf) writes its destination in UB itself:
+            # storing its result in the output's queue buffer is no second pass on the device
+            made = {id(i.dest): i.dest.dtype for i in h.instrs
+                    if i.dest is not None and re.search(r"_kernel\d+\(", i.fmt)}
+            h.instrs = [i if i.store and i.args and made.get(id(i.args[0]), "-") == i.store[2]
+                        else _with_cost(i, refs) for i in h.instrs]
         body = _finish(self.body.instrs, "b")
         epilogue = _finish(self.epilogue.instrs, "e")
         slots = [(fl, dt) for fl, dt in body["slots"]]
@@ -213,6 +173,10 @@ class NPUKernel(NumpyKernel):
         n = fr.sizes[0]
         self.block_dim, self.rows = block_dim, rows
         self.ub_bytes = sum(c * b for _, c, b in self.buffers(rows, slots + eslots))
+        self.module.npu_plans.append(NPUKernelPlan(
+            self.name, block_dim, per, rows, math.ceil(per / rows), self.ub_bytes,
+            [(name, c, b) for name, c, b in self.buffers(rows, slots + eslots)],
+            self.num_bytes))
         min_read = sum(numel(self.module.buffer(a).get_size()) *
                        self.module.buffer(a).get_dtype().itemsize
                        for a in self.args if a not in self.group.writes)
@@ -238,14 +202,15 @@ class NPUKernel(NumpyKernel):
                            f"pipe.InitBuffer(q_{name}, {depth}, {nbytes})")
             else:
                 out.append(f"{ind}t_{name} = TBuf({name!r}); pipe.InitBuffer(t_{name}, {nbytes})")
-        for k, (dt, fl) in self.resident.items():
-            out.append(f"{ind}r{k} = CopyIn(t_r{k}, v{k})  # resident for the whole core")
         for j in range(len(self.accs)):
             out.append(f"{ind}acc{j} = None  # partial result, kept in UB across tiles")
         out.append(f"{ind}c0, c1 = block_range(GetBlockIdx(), {n}, {per})  # this core's rows")
         out.append(f"{ind}for t0, t1 in Tiles(core, c0, c1, {rows}):  # {rows} rows per tile")
         ind2 = ind + "    "
         out.append(f"{ind2}# CopyIn (MTE2: GM -> UB)")
+        if self.resident:  # issued with the first tile's copies: one DMA burst, one latency
+            out.append(f"{ind2}if t0 == c0:  # inputs resident for the whole core")
+            out += [f"{ind2}    r{k} = CopyIn(t_r{k}, v{k})" for k in self.resident]
         for k, (dt, fl) in self.tiled_in.items():
             out.append(f"{ind2}x{k} = CopyIn(q_x{k}, v{k}[t0:t1])")
         out.append(f"{ind2}# Compute (Vector, in UB)")
@@ -260,7 +225,10 @@ class NPUKernel(NumpyKernel):
             if tiled:
                 out.append(f"{ind2}CopyOut(o{k}[t0:t1], q_y{k}, y{k})")
         if self.split or any(not t for *_, t in self.outs.values()):
-            out.append(f"{ind}# after the last tile: the epilogue on the partial results")
+            out.append(f"{ind}# after the last tile, in its pass: the epilogue on the partial "
+                       "results")
+            out.append(f"{ind}with core.last_tile():")
+            ind += "    "
             for j, (rtype, dt, aflags) in enumerate(self.accs):
                 fill = "ones" if rtype == "all" else "zeros"
                 out.append(f"{ind}if acc{j} is None:\n{ind}    acc{j} = "
@@ -305,6 +273,10 @@ class NPUWrapperCodeGen(WrapperCodeGen):
 
     kernel_class = NPUKernel
     header = HEADER
+
+    def __init__(self, graph, scheduler):
+        super().__init__(graph, scheduler)
+        self.npu_plans: list[NPUKernelPlan] = []  # one per fused kernel, in call order
 
     def generate(self) -> str:
         src = super().generate()

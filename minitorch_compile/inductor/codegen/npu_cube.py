@@ -59,31 +59,45 @@ def _to_nz(x: np.ndarray) -> np.ndarray:
     return np.stack([formats.to_physical(np.ascontiguousarray(m), FRACTAL_NZ) for m in x])
 
 
-_kept: dict = {}  # (address, shape, strides, dtype) -> (the ND values cast, their NZ copy)
+_kept: dict = {}  # id(ND array) -> (weakref to it, its version counter, version, NZ copy)
+_versions: dict = {}  # id(input array) -> (weakref to it, its tensor's version counter)
+
+
+def note_version(t) -> None:
+    """Remember the version counter of a graph input's array (``nd_data`` calls this)."""
+    arr = t._data
+    if isinstance(arr, np.ndarray):
+        if len(_versions) > 256:  # forget arrays that are gone
+            for k in [k for k, (ref, _) in _versions.items() if ref() is None]:
+                del _versions[k]
+        _versions[id(arr)] = (weakref.ref(arr), t._get_vc())
 
 
 def npu_cast(x, fmt: int, keep: bool = False):
     """A ``TransData`` kernel: ND array -> NZ, or NZ -> ND array (counted as a stream kernel
     moving the physical bytes of each side).
 
-    ``keep=True`` (a graph input: a weight) keeps the NZ copy across calls: while the array
-    holds the same values (compared on the host, so an optimizer's in-place update is seen),
-    the next call reuses it and no kernel runs — torch_npu keeps such weights in NZ."""
+    ``keep=True`` (a graph input: a weight) keeps the NZ copy across calls: while the tensor's
+    version counter has not moved (every in-place write — an optimizer's update — bumps it,
+    as in torch), the next call reuses it and no kernel runs — torch_npu keeps such weights
+    in NZ.  An array whose tensor is not known is cast every time."""
     from ...npu.eager_kernels import stream_kernel
     from ...npu.formats import _Bytes
 
     if keep and fmt == FRACTAL_NZ:
-        key = (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype.str)
-        hit = _kept.get(key)
-        # the same array object (a weakref, not just the address: a new array that happens to
-        # land at a freed one's address is another tensor) holding the same values
-        if hit is not None and hit[2]() is x and \
-                np.array_equal(hit[0], x, equal_nan=x.dtype.kind in "fc"):
-            return hit[1]
+        seen = _versions.get(id(x))
+        vc = seen[1] if seen is not None and seen[0]() is x else None
+        hit = _kept.get(id(x))
+        # the same array object (a weakref, not just the id: a new array may reuse a freed
+        # one's id) of the same tensor, not written since
+        if vc is not None and hit is not None and hit[0]() is x and hit[1] is vc and \
+                hit[2] == vc[0]:
+            return hit[3]
         out = npu_cast(x, fmt)
-        if len(_kept) > 64:
-            _kept.clear()
-        _kept[key] = (np.array(x), out, weakref.ref(x))
+        if vc is not None:
+            if len(_kept) > 64:
+                _kept.clear()
+            _kept[id(x)] = (weakref.ref(x), vc, vc[0], out)
         return out
     if fmt == FRACTAL_NZ:
         out = NZ(_to_nz(x), tuple(x.shape))
