@@ -282,6 +282,8 @@ def _add_shape_guards(output: OutputGraph) -> None:
     env = output.shape_env
     if env.symbols or env.guards:
         output.guards.add("SHAPE_ENV", None, value=env)
+    if output.scalar_env.float_sources:
+        output.guards.add("SYMBOLIC_SCALARS", None, value=(output.scalar_env, env))
 
 
 def _eager_guard(output: OutputGraph, fn) -> GuardFunction:

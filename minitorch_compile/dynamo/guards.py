@@ -205,6 +205,11 @@ class GuardSet:
         for code, text in value.guard_code():
             yield Guard("SHAPE_ENV", "", code, text)
 
+    def _build_SYMBOLIC_SCALARS(self, name, value):
+        scalar_env, shape_env = value
+        for code, text in scalar_env.guard_code(shape_env):
+            yield Guard("SHAPE_ENV", "", code, text)
+
     def _build_LIST_LENGTH(self, name, value):
         yield Guard("LIST_LENGTH", name, f"len({name}) == {len(value)}")
 

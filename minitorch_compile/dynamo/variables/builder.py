@@ -8,6 +8,7 @@ value                             tracker                  guard
 ================================  =======================  =================================
 Tensor / Parameter                TensorVariable (input)   TENSOR_MATCH
 int, float, bool, str, None, ...  ConstantVariable         CONSTANT_MATCH / EQUALS_MATCH
+int / float that changed          SymNodeVariable (input)  TYPE_MATCH + shape-env guards
 tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LENGTH
 dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
 nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
@@ -112,6 +113,10 @@ class VariableBuilder:
             return self.tx.output.add_graph_input(self.tx, src, value)
         if type(value) is int and src is not None and self.guard:
             dynamic = self.tx.output.dynamic_int(self.tx, src, value)
+            if dynamic is not None:
+                return dynamic
+        if type(value) is float and src is not None and self.guard:
+            dynamic = self.tx.output.dynamic_float(self.tx, src, value)
             if dynamic is not None:
                 return dynamic
         if is_constant_value(value):

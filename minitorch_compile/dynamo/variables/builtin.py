@@ -33,6 +33,7 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
+from ..symbolic_scalars import is_sym_scalar
 from .tensor import SymNodeVariable, TensorVariable
 
 BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
@@ -107,6 +108,9 @@ class BuiltinVariable(VariableTracker):
         if fn in _COMPARISONS:
             values = [a.sym if isinstance(a, SymNodeVariable) else a.as_python_constant()
                       for a in args]
+            if any(is_sym_scalar(v) and not v.is_backed for v in values) and \
+                    not any(_is_tensor(a) for a in args):  # unbacked: traced, not decided
+                return tx.output.call(tx, "call_function", fn, list(args), {})
             return ConstantVariable(fn(*values))
         if any(_is_tensor(a) for a in args):
             return tx.output.call(tx, "call_function", fn, list(args), {})
