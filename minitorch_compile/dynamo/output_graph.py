@@ -75,6 +75,9 @@ def _scalar_operands(target, ex_args: list, ex_kwargs: dict):
             return type(v)(sub(i) for i in v)
         return v
 
+    if getattr(target, "__module__", None) in ("_operator", "math", "builtins") and not any(
+            isinstance(a, Tensor) for a in ex_args):  # arithmetic on the symbols themselves
+        return ex_args, ex_kwargs
     new_args = [sub(a) for a in ex_args]
     new_kwargs = {k: sub(v) for k, v in ex_kwargs.items()}
     if not found:
