@@ -362,14 +362,21 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
     """For Dynamo backends: ``gm`` takes flat tensors and returns a tuple.  A graph AOTAutograd
     cannot trace runs eagerly with a warning — or, with ``eager_fallback=False`` (the backend
     compiles under ``fullgraph=True``), raises ``AOTUnsupported``."""
-    compiled = aot_function(gm, fw_compiler, bw_compiler, partition_fn, decompositions)
+    from .scalar_inputs import ScalarsAsTensors, has_symbolic_numbers, number_outputs
+
+    numbers = number_outputs(gm) if has_symbolic_numbers(gm) else []  # see scalar_inputs.py
+    traced = ScalarsAsTensors(gm) if has_symbolic_numbers(gm) else gm
+    compiled = aot_function(traced, fw_compiler, bw_compiler, partition_fn, decompositions)
     fallback = []
 
     def run(*args):
         if fallback:
             return gm(*args)
         try:
-            return compiled(*args)
+            out = compiled(*args)
+            if numbers:  # the graph's number outputs come back as 0-d tensors
+                out = tuple(o.item() if i in numbers else o for i, o in enumerate(out))
+            return out
         except AOTUnsupported as e:  # raised while tracing on fake tensors: nothing ran yet
             if not eager_fallback:
                 raise
