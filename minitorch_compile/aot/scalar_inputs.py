@@ -51,7 +51,8 @@ def _pytype_dtype(pytype):
 
 
 def has_symbolic_numbers(gm) -> bool:
-    return any(_is_number_node(n) for n in gm.graph.nodes)
+    graph = getattr(gm, "graph", None)  # (a plain function has no graph)
+    return graph is not None and any(_is_number_node(n) for n in graph.nodes)
 
 
 def number_outputs(gm) -> list[int]:
