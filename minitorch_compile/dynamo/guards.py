@@ -219,6 +219,10 @@ class GuardSet:
     def _build_DICT_LENGTH(self, name, value):
         yield Guard("DICT_LENGTH", name, f"len({name}) == {len(value)}")
 
+    def _build_SET_CONTENTS(self, name, value):
+        yield Guard("SET_CONTENTS", name, f"{name} == {self._literal(set(value))}",
+                    f"{len(value)} items")
+
     def _build_DICT_KEYS(self, name, value):
         yield Guard("DICT_KEYS", name, f"list({name}.keys()) == {self._literal(list(value))}")
 

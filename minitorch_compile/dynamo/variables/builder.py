@@ -11,6 +11,7 @@ int, float, bool, str, None, ...  ConstantVariable         CONSTANT_MATCH / EQUA
 int / float that changed          SymNodeVariable (input)  TYPE_MATCH + shape-env guards
 tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LENGTH
 dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
+set / frozenset of constants      SetVariable              TYPE_MATCH + SET_CONTENTS
 nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
 Python function                   UserFunctionVariable     ID_MATCH
 ``mtc.compile``d function         its ``.fn``, inlined     ID_MATCH (wrapper and ``.fn``)
@@ -142,6 +143,13 @@ class VariableBuilder:
             return ListIteratorVariable(
                 [self._child(RebuiltIteratorGetItemSource(src, i) if src else None, v)
                  for i, v in enumerate(rest)])
+        if type(value) in (set, frozenset) and all(
+                is_constant_value(v) and _is_literal(v) for v in value):
+            from .sets import SetVariable  # mutations of an input set are replayed
+
+            self._guard("TYPE_MATCH", value=value)
+            self._guard("SET_CONTENTS", value=value)
+            return SetVariable(value, type(value) is frozenset, source=src)
         if type(value) is dict:
             if not all(is_constant_value(k) and _is_literal(k) for k in value):
                 # sources name items by key (L['d']['x']): the key's repr must evaluate back
@@ -212,7 +220,7 @@ def _is_mutable(value) -> bool:
     """Objects whose mutation while tracing is a side effect to replay."""
     from ...nn import Module
 
-    if type(value) in (list, dict) or isinstance(value, Module):
+    if type(value) in (list, dict, set) or isinstance(value, Module):
         return True
     return type(value).__module__ not in ("builtins",) and not isinstance(
         value, (Tensor, type, types.ModuleType, types.FunctionType, types.MethodType,

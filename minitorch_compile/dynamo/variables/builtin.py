@@ -34,6 +34,7 @@ from .lists import (
     TupleVariable,
 )
 from ..symbolic_scalars import is_sym_scalar
+from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable
 
 BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
@@ -85,6 +86,9 @@ class BuiltinVariable(VariableTracker):
         fn = self.fn
         if fn in _UNSUPPORTED:
             unimplemented(f"{_UNSUPPORTED[fn]} cannot be captured into a graph")
+        if getattr(fn, "__name__", "") in INPLACE_METHODS and len(args) == 2 and \
+                isinstance(args[0], SetVariable) and not args[0].frozen:
+            return args[0].inplace(tx, fn.__name__, args[1])  # s |= t mutates s
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None:
             result = handler(tx, *args, **kwargs)
