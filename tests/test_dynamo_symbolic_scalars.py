@@ -265,3 +265,20 @@ def test_unbacked_int_as_a_size_breaks_not_crashes():
     with mtc._dynamo.config.patch(capture_scalar_outputs=True):
         out = mtc.compile(f, backend="eager")(mtc.ones(3))
     assert np.allclose(out.numpy(), np.ones(3))
+
+
+def test_input_deque_with_maxlen_is_never_wrong():
+    """A deque from outside with a ``maxlen``: torch 2.13 traces its appends without dropping
+    (``d[0]`` after two appends to a full deque is the old item there — a wrong answer); mtc
+    breaks on the deque's methods and gets eager's answer."""
+    import collections
+
+    def f(x, d):
+        d.append(x)
+        d.append(x + 1)
+        return d[0] + 1
+
+    d1, d2 = (collections.deque([mtc.zeros(2)], maxlen=2) for _ in range(2))
+    got = mtc.compile(f, backend="eager")(mtc.ones(2), d1)
+    want = f(mtc.ones(2), d2)
+    assert np.allclose(got.numpy(), want.numpy()) and len(d1) == len(d2) == 2
