@@ -77,6 +77,11 @@ PROGRAMS = {
             print("sum is", s)
             return x * s
         """, {"capture_scalar_outputs": True}, lambda lib: _xs(lib, 1, 2), 3, 2, 1),
+    "tolist_breaks": ("""
+        def f(x):
+            a, b, c = x.tolist()
+            return x * a + b
+        """, {"capture_scalar_outputs": True}, lambda lib: _xs(lib, 1, 2), 2, 1, 0),
     # ---- .item() with capture_scalar_outputs off (the default): a graph break
     "item_times_tensor_off": ("""
         def f(x):
