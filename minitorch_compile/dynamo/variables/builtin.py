@@ -109,6 +109,8 @@ class BuiltinVariable(VariableTracker):
 
     def _symbolic(self, tx, fn, args):
         """Arithmetic on symbolic sizes makes graph nodes; comparisons decide (and guard)."""
+        if fn in _COMPARISONS and any(_is_tensor(a) for a in args):  # x > n: a graph op
+            return tx.output.call(tx, "call_function", fn, list(args), {})
         if fn in _COMPARISONS:
             values = [a.sym if isinstance(a, SymNodeVariable) else a.as_python_constant()
                       for a in args]
