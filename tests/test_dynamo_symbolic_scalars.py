@@ -131,6 +131,21 @@ PROGRAMS = {
         def f(x, a):
             return x * a
         """, {}, lambda lib: [(lib.arange(4), 0.5), (lib.arange(4), 1.25)], 2, 1, 0),
+    "cosine_schedule_of_a_float": ("""
+        import math
+        def f(x, lr):
+            return x - lr * (1 + math.cos(math.pi * lr)) / 2 * x
+        """, {}, lambda lib: [(lib.ones(2), 0.1 * i) for i in range(1, 6)], 2, 1, 0),
+    "cosine_schedule_of_an_int_step": ("""
+        import math
+        def f(x, step):
+            lr = 0.1 * (1 + math.cos(math.pi * step / 10)) / 2
+            return x * lr + math.sqrt(step)
+        """, {}, lambda lib: [(lib.ones(2), i) for i in range(1, 7)], 2, 1, 0),
+    "size_times_float": ("""
+        def f(x):
+            return x * (x.shape[0] * 0.5) - x.shape[0] / 4
+        """, {}, lambda lib: [(lib.ones(n),) for n in (3, 4, 5, 6)], 2, 1, 0),
     "float_static_when_dynamic_false": ("""
         def f(x, a):
             return x * a

@@ -13,6 +13,7 @@ Dynamo node                           run as
 ====================================  ==================================================
 ``item = t.item()``                   ``t.detach().to(float64)`` (``int64`` for an int)
 ``mul = item * 2`` (number arithmetic)  the same operator on 0-d tensors; ``/`` in float64
+``cos = math.cos(mul)``               ``mul.to(float64).cos()``
 ``mul_1 = x * item`` (tensor op)      ``x * item.to(d)``, ``d`` = the dtype the op computes
                                       in with a Python number (``result_type(x, 1.0)``),
                                       so promotion is the number's, not a 0-d tensor's
@@ -27,6 +28,7 @@ use of a symbolic number raises ``AOTUnsupported`` (the graph then runs eagerly,
 
 from __future__ import annotations
 
+import math
 import operator
 
 from .. import _dtype
@@ -36,6 +38,9 @@ from ..fx.interpreter import Interpreter
 _NUMBER_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
                operator.mod, operator.pow, operator.neg, operator.pos, operator.abs,
                operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne}
+_MATH_METHODS = {getattr(math, n): n for n in ("cos", "sin", "tan", "acos", "asin", "atan",
+                                               "cosh", "sinh", "tanh", "exp", "log", "log2",
+                                               "log10", "sqrt")}
 _TENSOR_VALUE_OPS = {"add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow", "rsub",
                      "lt", "le", "gt", "ge", "eq", "ne", "__add__", "__radd__", "__sub__",
                      "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__pow__",
@@ -83,6 +88,8 @@ class ScalarsAsTensors(Interpreter):
         want = _pytype_dtype(n.meta["example_value"].pytype)
         if n.op == "call_method" and n.target == "item":
             return args[0].detach().to(want)  # a number carries no autograd history
+        if n.op == "call_function" and n.target in _MATH_METHODS and not kwargs:
+            return getattr(_as_tensor(args[0]).to(_dtype.float64), _MATH_METHODS[n.target])()
         if n.op == "call_function" and n.target in _NUMBER_OPS and not kwargs:
             if n.target is operator.truediv:  # int / int is a float in Python
                 args = [a.to(_dtype.float64) if isinstance(a, Tensor) else float(a)

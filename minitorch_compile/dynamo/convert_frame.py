@@ -290,7 +290,7 @@ def _add_shape_guards(output: OutputGraph) -> None:
     env = output.shape_env
     if env.symbols or env.guards:
         output.guards.add("SHAPE_ENV", None, value=env)
-    if output.scalar_env.float_sources:
+    if output.scalar_env.float_sources or output.scalar_env.guards:
         output.guards.add("SYMBOLIC_SCALARS", None, value=(output.scalar_env, env))
 
 

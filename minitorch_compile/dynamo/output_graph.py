@@ -21,6 +21,7 @@ compiles the ``GraphModule``.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 
 from .. import _dtype
@@ -30,7 +31,14 @@ from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .exc import Unsupported, unimplemented
 from .side_effects import SideEffects
-from .symbolic_scalars import ScalarEnv, is_sym_scalar, representative
+from .symbolic_scalars import (
+    MATH_FNS,
+    ScalarEnv,
+    is_sym_scalar,
+    promote,
+    representative,
+    sym_math,
+)
 from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
@@ -61,7 +69,7 @@ def _value_operands(kind: str, target, args: list, ex_args: list) -> list:
     return [hint_int(e) if is_symbolic(e) else e for e in ex_args]
 
 
-def _scalar_operands(target, ex_args: list, ex_kwargs: dict):
+def _scalar_operands(target, ex_args: list, ex_kwargs: dict, scalar_env):
     """Symbolic floats and unbacked numbers in a fake run stand as plain numbers (the hint,
     else 1.0/1): a value never changes the result's shape, only its dtype, which the kind of
     number decides.  An unbacked int used as a *size* (``zeros(u0)``) is not supported."""
@@ -75,6 +83,10 @@ def _scalar_operands(target, ex_args: list, ex_kwargs: dict):
             return type(v)(sub(i) for i in v)
         return v
 
+    if (target is operator.truediv or any(isinstance(a, float) or is_sym_scalar(a)
+                                          for a in ex_args)) and any(
+            is_symbolic(a) for a in ex_args) and not any(isinstance(a, Tensor) for a in ex_args):
+        return [promote(a, scalar_env) for a in ex_args], ex_kwargs  # s0 * 0.5: a SymFloat
     if getattr(target, "__module__", None) in ("_operator", "math", "builtins") and not any(
             isinstance(a, Tensor) for a in ex_args):  # arithmetic on the symbols themselves
         return ex_args, ex_kwargs
@@ -322,13 +334,13 @@ class OutputGraph:
         ex_args = [self.example_of(a) for a in args]
         ex_kwargs = {k: self.example_of(v) for k, v in kwargs.items()}
         ex_args = _value_operands(kind, target, args, ex_args)
-        ex_args, ex_kwargs = _scalar_operands(target, ex_args, ex_kwargs)
+        ex_args, ex_kwargs = _scalar_operands(target, ex_args, ex_kwargs, self.scalar_env)
         try:
-            with self.fake_mode:
-                if kind == "call_method":
-                    example = getattr(ex_args[0], target)(*ex_args[1:], **ex_kwargs)
-                else:
-                    example = target(*ex_args, **ex_kwargs)
+            if target in MATH_FNS and len(ex_args) == 1 and (
+                    is_symbolic(ex_args[0]) or is_sym_scalar(ex_args[0])):
+                example = sym_math(target, ex_args[0], self.scalar_env)
+            else:
+                example = self._fake_run(kind, target, ex_args, ex_kwargs)
         except Exception as e:  # eager mode will raise the same error for the user
             name = target if isinstance(target, str) else getattr(target, "__name__", target)
             err = Unsupported(f"{name} raised {type(e).__name__} while tracing: {e}")
@@ -339,6 +351,12 @@ class OutputGraph:
         node.meta["example_value"] = example
         node.meta["stack_trace"] = tx.current_user_line()
         return wrap_fx_proxy(tx, node, example)
+
+    def _fake_run(self, kind, target, ex_args, ex_kwargs):
+        with self.fake_mode:
+            if kind == "call_method":
+                return getattr(ex_args[0], target)(*ex_args[1:], **ex_kwargs)
+            return target(*ex_args, **ex_kwargs)
 
     def set_grad_mode(self, tx, mode: bool) -> None:
         """Switch grad mode for the ops traced next, and record the switch in the graph."""

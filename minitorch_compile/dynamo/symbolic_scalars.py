@@ -33,6 +33,7 @@ never decided at all.  Guards on float symbols read the source (``L['lr'] > 1.0`
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import re
 
@@ -183,6 +184,26 @@ def _type_of(v) -> type:
     if isinstance(v, SymScalar):
         return v.pytype
     return float if isinstance(v, float) else int
+
+
+# ``math`` functions traced on symbolic numbers (torch: ``torch._sym_cos`` ...): float results
+MATH_FNS = {getattr(math, n) for n in ("cos", "sin", "tan", "acos", "asin", "atan", "cosh",
+                                       "sinh", "tanh", "exp", "log", "log2", "log10", "sqrt")}
+
+
+def sym_math(fn, v, env: ScalarEnv) -> SymScalar:
+    """``math.cos(zf0)``: a float symbol (backed when ``v`` is)."""
+    hint = _hint_of(v)
+    return SymScalar(f"{fn.__name__}({_expr_of(v)})", None if hint is None else fn(hint), env,
+                     float)
+
+
+def promote(v, env: ScalarEnv):
+    """A ``SymInt`` (a size, an int argument) meeting a float: the same expression and hint as
+    a ``SymScalar``, whose arithmetic with floats gives ``SymFloat``s."""
+    if hasattr(v, "hint") and not isinstance(v, SymScalar):
+        return SymScalar(v.expr, v.hint, env, int)
+    return v
 
 
 def is_sym_scalar(v) -> bool:

@@ -33,7 +33,7 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
-from ..symbolic_scalars import is_sym_scalar
+from ..symbolic_scalars import MATH_FNS, is_sym_scalar
 from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable
 
@@ -97,6 +97,8 @@ class BuiltinVariable(VariableTracker):
         if any(isinstance(a, SymNodeVariable) for a in args) and not kwargs and (
                 fn in BINARY_OPS or fn in UNARY_OPS):
             return self._symbolic(tx, fn, args)
+        if fn in MATH_FNS and len(args) == 1 and isinstance(args[0], SymNodeVariable):
+            return tx.output.call(tx, "call_function", fn, list(args), {})  # math.cos(zf0)
         if fn in BINARY_OPS and len(args) == 2 and not kwargs:
             return self._binary(tx, fn, *args)
         if fn in UNARY_OPS and len(args) == 1 and any(map(_is_tensor, args)):
