@@ -1,4 +1,4 @@
-"""Symbolic scalars: ``SymFloat`` and unbacked symbols (``torch/fx/experimental/symbolic_shapes.py``).
+"""Symbolic scalars: ``SymFloat`` and unbacked symbols (``fx/experimental/symbolic_shapes.py``).
 
 ``SymInt`` (in ``symbolic_shapes.py``) stands for a *size*.  This module adds the two other
 kinds of symbolic numbers torch 2.13's Dynamo traces, each a small expression plus — when it is

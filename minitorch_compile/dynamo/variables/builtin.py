@@ -20,6 +20,7 @@ import math
 import operator
 
 from ..exc import unimplemented
+from ..symbolic_scalars import MATH_FNS, is_sym_scalar
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 from .dicts import ConstDictVariable
@@ -33,7 +34,6 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
-from ..symbolic_scalars import MATH_FNS, is_sym_scalar
 from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable
 
