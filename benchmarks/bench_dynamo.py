@@ -1,6 +1,6 @@
 """What Dynamo costs: the first call of a compiled function, and every call after it.
 
-Run: ``python benchmarks/bench_dynamo.py`` (about 10 s with torch installed; ``--no-torch``
+Run: ``python benchmarks/bench_dynamo.py`` (about 20 s with torch installed; ``--no-torch``
 skips the comparison, ``--repeat`` sets the number of timing runs).
 
 Part 1 — **first call** (capture). The first call of a compiled function binds the arguments,
@@ -30,6 +30,13 @@ the same loop again (every call a hit), best of ``--repeat``, per call, against 
 loop. The overhead target compares ratios to eager: compiled/eager for mtc ≤ compiled/eager for
 ``torch.compile(backend="eager")`` (mtc's eager ops are slower than torch's, so the absolute µs
 of overhead are printed too, for information). Every compiled output is checked against eager.
+
+Part 4 — **dynamic shapes through Inductor**: the same 1,000 calls with the default backend,
+``inductor``. Counted: Dynamo compiles of the first frame and its resume function, AOTAutograd
+traces and Inductor graphs (forward and backward of each trace) — target: after the static first
+compile, one symbolic trace serves every size (AOT traces = frame compiles, not one per size).
+Timed as Part 3: the loop once cold, then per call on hits, against eager; with torch installed,
+``torch.compile()`` (its Inductor) on the same loop.
 
 Ratios are against eager mode of the same framework in the same run. Targets printed beside the
 figures (not asserted anywhere — timing depends on the machine): first call ≤ 1/5 of
@@ -313,6 +320,64 @@ def torch_part3(torch, repeat: int) -> dict:
     return result
 
 
+# --------------------------------------------------------------------------- part 4: inductor
+
+
+def mtc_part4(repeat: int) -> dict:
+    import importlib
+
+    from minitorch_compile.aot import aot_autograd
+
+    compile_fx = importlib.import_module("minitorch_compile.inductor.compile_fx")
+    inputs = [mtc_inputs(n, requires_grad=True) for n in loop_sizes()]
+    mtc.dynamo.reset()
+    compiles = collections.Counter()
+
+    def count(entry):
+        compiles[entry.original_code.co_name] += 1
+
+    traces, graphs = aot_autograd.counters["total"], len(compile_fx.compiled_graphs)
+    convert_frame.compile_listeners.append(count)
+    try:
+        compiled = mtc.compile(function)
+        start = time.perf_counter()
+        outputs = [compiled(i) for i in inputs]
+        cold = time.perf_counter() - start
+    finally:
+        convert_frame.compile_listeners.remove(count)
+    traces = aot_autograd.counters["total"] - traces
+    graphs = len(compile_fx.compiled_graphs) - graphs
+    for out, i in zip(outputs, inputs):
+        assert mtc.allclose(out, function(i), rtol=1e-4, atol=1e-5), "compiled != eager"
+    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
+                               lambda: [function(i) for i in inputs], repeat)
+    first = compiles.pop(function.__name__, 0)
+    mtc.dynamo.reset()
+    return {"first": first, "resume": sum(compiles.values()), "aot": traces,
+            "graphs": graphs, "cold": cold, "warm": warm, "eager": eager}
+
+
+def torch_part4(torch, repeat: int) -> dict:
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    rng = np.random.default_rng(0)
+    inputs = [{k: torch.tensor(rng.standard_normal(n).astype(np.float32), requires_grad=True)
+               for k in ("x", "y")} for n in loop_sizes()]
+    fn = clone_function(function)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn)
+    start = time.perf_counter()
+    outputs = [compiled(i) for i in inputs]
+    cold = time.perf_counter() - start
+    for out, i in zip(outputs, inputs):
+        assert torch.allclose(out, fn(i), rtol=1e-4, atol=1e-5), "torch.compile != eager"
+    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
+                               lambda: [fn(i) for i in inputs], repeat)
+    first = len(_debug_get_cache_entry_list(fn.__code__))
+    torch._dynamo.reset()
+    return {"first": first, "cold": cold, "warm": warm, "eager": eager}
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -387,6 +452,28 @@ def print_part3(ours: dict, theirs: dict | None) -> None:
         print(f"(absolute overhead per call: mtc {m_over:.1f} µs, torch {t_over:.1f} µs)")
 
 
+def print_part4(ours: dict, theirs: dict | None) -> None:
+    lo, hi = SIZES
+    print(f"\nPart 4 — dynamic shapes through Inductor: the same {N_CALLS:,} calls, "
+          f"sizes {lo}..{hi}")
+    print("mtc = mtc.compile() (inductor), torch = torch.compile() (inductor); per call: µs, "
+          "loops of hits, best of repeats")
+    print(f"{'':<8}{'frame':>6}{'resume':>7}{'AOT':>5}{'graphs':>7}{'1st loop ms':>13}"
+          f"{'eager':>8}{'compiled':>10}{'ratio':>8}")
+    print("-" * 72)
+    rows = [("mtc", ours)] + ([("torch", theirs)] if theirs is not None else [])
+    for name, r in rows:
+        eager, warm = r["eager"] / N_CALLS * 1e6, r["warm"] / N_CALLS * 1e6
+        aot = f"{r['aot']:5d}{r['graphs']:7d}" if "aot" in r else f"{'-':>5}{'-':>7}"
+        resume = f"{r['resume']:7d}" if "resume" in r else f"{'-':>7}"
+        print(f"{name:<8}{r['first']:6d}{resume}{aot}{r['cold'] * 1e3:13.1f}"
+              f"{eager:8.1f}{warm:10.1f}{warm / eager:7.2f}x")
+    compiles = ours["first"] + ours["resume"]
+    ok = ours["aot"] == compiles
+    print(f"AOT traces {ours['aot']} = Dynamo compiles {compiles} (one trace per graph, not per "
+          f"size)  {verdict(ok)}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timing runs per figure")
@@ -409,9 +496,12 @@ def main(argv=None) -> int:
             theirs2 = torch_part2(torch, args.repeat) if torch is not None else None
             ours3 = mtc_part3(args.repeat)
             theirs3 = torch_part3(torch, args.repeat) if torch is not None else None
+            ours4 = mtc_part4(args.repeat)
+            theirs4 = torch_part4(torch, args.repeat) if torch is not None else None
         print_part1(ours1, theirs1)
         print_part2(ours2, theirs2)
         print_part3(ours3, theirs3)
+        print_part4(ours4, theirs4)
     print(f"\n(total {time.perf_counter() - start:.1f} s)")
     return 0
 

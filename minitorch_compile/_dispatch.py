@@ -97,6 +97,13 @@ class DispatchError(RuntimeError):
 _NUMBERS = (int, float, bool, numbers.Number)  # Python and numpy scalars stand for numbers
 
 
+def register_number_type(cls) -> None:
+    """A scalar type that may stand in a ``Tensor`` argument (``x * n`` with a ``SymInt``)."""
+    global _NUMBERS
+    if cls not in _NUMBERS:
+        _NUMBERS = _NUMBERS + (cls,)
+
+
 def _tensors_of(op, args):
     """The tensor arguments of a call (``Tensor`` and ``Tensor[]`` parameters)."""
     schema = op.schema

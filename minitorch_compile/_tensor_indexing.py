@@ -41,6 +41,11 @@ def _as_index_tensor(item, device):
     return t
 
 
+def _is_sym_int(item) -> bool:
+    """A symbolic size (``x[x.shape[0] // 2]`` while tracing with dynamic shapes)."""
+    return hasattr(item, "hint") and hasattr(item, "expr")
+
+
 def _normalize_index(self, index):
     if not isinstance(index, tuple):
         index = (index,)
@@ -56,7 +61,7 @@ def _normalize_index(self, index):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
         elif isinstance(item, bool) or not (item is None or item is Ellipsis or isinstance(
-                item, (slice, numbers.Integral))):
+                item, (slice, numbers.Integral)) or _is_sym_int(item)):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                              f"byte Variables are valid indices (got {type(item).__name__})")
         out.append(item)
@@ -89,8 +94,8 @@ def _apply_slicing(self, index):
             indices.extend([None] * (dim - len(indices)))
             indices.append(item)
             dim += item.ndim if item.dtype is _dtype.bool_ else 1
-        else:
-            result = _aten.select(result, dim, int(item))
+        else:  # a symbolic index stays symbolic (int() would specialise it)
+            result = _aten.select(result, dim, item if _is_sym_int(item) else int(item))
     return result, (indices or None)
 
 

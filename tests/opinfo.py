@@ -1165,6 +1165,18 @@ opinfo("_check_class_indices", _class_indices_sample, lambda t, c, ignore: t, sa
        dtypes=(INT,), grad=False, torch=lambda torch, t, c, ignore: t.clone())
 
 
+def _assert_sample(g, dt):
+    # a true one-element condition (a false one raises AssertionError: test_dynamo_training)
+    return S(np.ones(g.choice([(), (1,)]), dtype=dt.np), "cond")
+
+
+opinfo("_assert_async", _assert_sample, lambda t, msg="": np.zeros((), np.bool_),
+       lambda s: BOOL, dtypes=(BOOL, INT, F32), grad=False, torch_values=False,
+       # torch's returns None: it must not raise either; the result is our placeholder
+       torch=lambda torch, t, msg="": (torch._assert_async(t, msg),
+                                      torch.zeros((), dtype=torch.bool))[1])
+
+
 # ---------------------------------------------------------------- helpers for the tests
 
 

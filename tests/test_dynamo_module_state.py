@@ -57,11 +57,7 @@ PROGRAMS.update({
 
 
 # where mtc decides differently from torch 2.13 (values and final states still agree)
-DIFFERS = {
-    # NN_MODULE guards the training flag at entry: the call after `m.eval()` left the module in
-    # eval mode fails it and compiles once more; torch guards the flag only where it is read
-    "eval_only_inside": 2,
-}
+DIFFERS: dict = {}  # (none left: the training flag is guarded only where it is read, as torch)
 
 
 def _make(lib, name):

@@ -23,6 +23,18 @@ first call with given input metadata (shapes, dtypes, requires_grad), does:
 
 With no input requiring grad (or grad mode off), only the forward is traced and compiled.
 Later calls with the same metadata reuse the compiled pair.
+
+**Dynamic shapes.** When Dynamo hands over a graph whose inputs have symbolic sizes
+(``aot_module_simplified`` reads them from the placeholders), those dims are traced
+*symbolically* (``make_fx(tracing_mode="symbolic")``): the joint, forward and backward graphs
+hold ``s0`` and compute sizes with ``sym_size`` nodes, and the cache key of a dynamic dim is
+its symbol — which dims share a value (duck sizing) — not the value, so one trace serves every
+size.  A size the backward needs is saved by the forward as an int (after the saved tensors,
+as torch's ``ctx.symints``) and is an input of the backward graph.  Decisions the trace took on
+sizes (``s0 == s1``, a size specialised to its value) are guards *checked by the compiled
+artifact* on each call: a call they reject is traced again, as a new entry.  Inputs it cannot
+treat symbolically (a dynamic dim of size 0 or 1, a non-contiguous input) are keyed by their
+concrete sizes instead — specialised, never wrong.
 """
 
 from __future__ import annotations
@@ -33,10 +45,12 @@ from dataclasses import dataclass, field
 from .. import _dispatch
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..dynamo.symbolic_shapes import hint_int, is_symbolic
 from ..fx import make_fx
 from ..fx._pytree import tree_flatten, tree_unflatten
 from ..fx.graph_module import GraphModule
 from ..report.trace import trace_event
+from .dynamic import _guards, _log_specialised, _symbolic_inputs, _symbolic_key, guards_hold
 from .functionalize import functionalize
 from .partitioners import FORWARD_TAG, default_partition
 
@@ -73,6 +87,17 @@ class CompiledPair:
     # inputs an in-place write gave autograd history (``buf[0] = x.sum()``): their final
     # values are extra (last) outputs, copied into the inputs *with* history after the call
     history_inputs: list = field(default_factory=list)
+    # dynamic shapes: symbol -> (tensor position, dim), and the guards the trace relied on
+    symbols: dict = field(default_factory=dict)
+    guards: list = field(default_factory=list)
+    _check: object = None
+
+    def guards_hold(self, tensors) -> bool:
+        """Do the symbolic trace's guards hold for these inputs' sizes?"""
+        return guards_hold(self, tensors)
+
+
+counters: dict = {"total": 0}  # traces made by every aot_function (torch: counters["aot_autograd"])
 
 
 def _metadata_key(flat_args) -> tuple:
@@ -88,7 +113,7 @@ def _metadata_key(flat_args) -> tuple:
 
 
 def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
-                    decompositions) -> CompiledPair:
+                    decompositions, dynamic: list | None = None) -> CompiledPair:
     tensor_pos = [i for i, a in enumerate(flat_args) if isinstance(a, Tensor)]
     needs_grad = _dispatch.state.grad_enabled and any(
         flat_args[i].requires_grad for i in tensor_pos)
@@ -116,20 +141,33 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     def fw_only(*primals):
         return list(flat_fn(*with_tensors(primals))) + [primals[k] for k in history]
 
-    fw_graph = _flat_graph(make_fx(fw_only, decompositions, "fake")(*tensors))
+    env = fake_mode = None
+    trace_inputs = tensors
+    if dynamic and any(dynamic):  # trace the dynamic dims as symbols (module docstring)
+        env, fake_mode, trace_inputs = _symbolic_inputs(tensors, dynamic)
+
+    def trace(fn, *inputs):
+        if env is None:
+            return _flat_graph(make_fx(fn, decompositions, "fake")(*inputs))
+        return _flat_graph(make_fx(fn, decompositions, "symbolic", shape_env=env)(*inputs))
+
+    fw_graph = trace(fw_only, *trace_inputs)
     if needs_grad:
         placeholders = [n for n in fw_graph.graph.nodes if n.op == "placeholder"]
         history.extend(k for k, p in enumerate(placeholders)
                        if getattr(p.meta.get("val"), "_grad_fn", None) is not None)
         if history:
-            fw_graph = _flat_graph(make_fx(fw_only, decompositions, "fake")(*tensors))
+            fw_graph = trace(fw_only, *trace_inputs)
+    symbols = {} if env is None else {name: (int(src), dim)
+                                      for name, (src, dim, _) in env.symbols.items()}
     out_vals = [n for n in fw_graph.graph.output_node().args[0]]
     num_outputs = len(out_vals)
     if not needs_grad:
         mutated = _no_aliased_mutation(functionalize(fw_graph), aliased)
         trace_event("aot_joint", joint=None, partition=None, fw_graph=fw_graph)
         compiled = fw_compiler(fw_graph, tensors)
-        return CompiledPair(compiled, None, num_outputs, [], [], mutated, fw_graph=fw_graph)
+        return CompiledPair(compiled, None, num_outputs, [], [], mutated, fw_graph=fw_graph,
+                            symbols=symbols, guards=_guards(env))
 
     out_meta = [o.meta.get("val") if hasattr(o, "meta") else o for o in out_vals]
     diff_outputs = [i for i, v in enumerate(out_meta) if isinstance(v, Tensor)
@@ -137,8 +175,12 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     grad_inputs = [k for k, t in enumerate(tensors) if t.requires_grad]
     from .._api import zeros
 
-    tangents = [zeros(tuple(out_meta[i].shape), dtype=out_meta[i].dtype)
+    tangents = [zeros(tuple(hint_int(s) for s in out_meta[i].shape), dtype=out_meta[i].dtype)
                 .to(out_meta[i].device) for i in diff_outputs]  # a host copy: no kernel
+    if env is not None:  # a tangent has its output's symbolic sizes
+        tangents = [fake_mode.from_tensor(t, {d: s for d, s in enumerate(out_meta[i].shape)
+                                              if is_symbolic(s)})
+                    for t, i in zip(tangents, diff_outputs)]
 
     unused: list = []  # inputs requiring grad that no output depends on
 
@@ -156,10 +198,16 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
         unused.extend(k for k, g in zip(grad_inputs, grads) if g is None)
         return outs, [g for g in grads if g is not None]
 
-    joint_gm = _flat_graph(make_fx(joint, decompositions, "fake")(tensors, tangents))
+    joint_gm = trace(joint, trace_inputs, tangents)
     for n in joint_gm.graph.nodes:  # make_fx adds getitems of multi-output ops on first use
         if n.target is operator.getitem and n.args[0].meta.get("partitioner_tag"):
             n.meta["partitioner_tag"] = n.args[0].meta["partitioner_tag"]
+        # a size computed from the inputs belongs to the forward, wherever it was first used:
+        # the backward receives it as an int instead of the tensor it was read from
+        if is_symbolic(n.meta.get("val")) and n.op == "call_function" and all(
+                a.op == "placeholder" and a.name.startswith("primals") or
+                a.meta.get("partitioner_tag") == FORWARD_TAG for a in n.all_input_nodes):
+            n.meta["partitioner_tag"] = FORWARD_TAG
     grad_inputs = [k for k in grad_inputs if k not in unused]
     mutated = _no_aliased_mutation(functionalize(joint_gm), aliased)
     num_fwd = num_outputs + len(mutated)
@@ -178,7 +226,7 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     bw_examples = [n.meta.get("val") for n in bw_module.graph.nodes if n.op == "placeholder"]
     compiled_bw = bw_compiler(bw_module, bw_examples)
     return CompiledPair(compiled_fw, compiled_bw, num_outputs, diff_outputs, grad_inputs,
-                        mutated, partition, fw_graph, joint_gm, history)
+                        mutated, partition, fw_graph, joint_gm, history, symbols, _guards(env))
 
 
 class AOTUnsupported(NotImplementedError):
@@ -206,7 +254,10 @@ def _runtime_function(pair: CompiledPair):
         def forward(ctx, *tensors):
             fw_outs = list(pair.forward(*tensors))
             outs, extra, saved = fw_outs[:n_out], fw_outs[n_out:num_fwd], fw_outs[num_fwd:]
-            ctx.save_for_backward(*saved)
+            # saved sizes (ints) come after the saved tensors, as torch's ctx.symints
+            n_tensors = sum(1 for v in saved if isinstance(v, Tensor))
+            ctx.save_for_backward(*saved[:n_tensors])
+            ctx.symints = saved[n_tensors:]
             _apply_mutations(pair, tensors, extra)
             outs = [o.detach() if any(o is t for t in tensors) else o for o in outs]
             non_diff = [o for i, o in enumerate(outs) if isinstance(o, Tensor)
@@ -220,7 +271,7 @@ def _runtime_function(pair: CompiledPair):
             # one gradient per *tensor* output (non-tensor outputs get none)
             grad_of = dict(zip(ctx.tensor_outputs, grad_outs))
             tangents = [grad_of[i] for i in pair.diff_outputs]
-            grads = list(pair.backward(*ctx.saved_tensors, *tangents))
+            grads = list(pair.backward(*ctx.saved_tensors, *ctx.symints, *tangents))
             full = [None] * len(ctx.needs_input_grad)
             for g, k in zip(grads, pair.grad_inputs):
                 full[k] = g
@@ -242,10 +293,16 @@ def _apply_mutations(pair, tensors, extra) -> None:
 
 def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partition,
                  decompositions=None, num_params_buffers: int = 0,
-                 keep_inference_input_mutations=False, inference_compiler=None):
-    """Compile ``fn``'s forward and backward ahead of time (torch's signature)."""
+                 keep_inference_input_mutations=False, inference_compiler=None,
+                 dynamic_dims: list | None = None):
+    """Compile ``fn``'s forward and backward ahead of time (torch's signature).
+
+    ``dynamic_dims`` (one tuple of dims per tensor argument, in order) names the dims to trace
+    symbolically; ``aot_module_simplified`` takes them from Dynamo's graph."""
     bw_compiler = bw_compiler or fw_compiler
     cache: dict = {}
+    sym_cache: dict = {}  # symbolic key -> entries, each valid where its guards hold
+    unsymbolic: set = set()  # symbolic keys whose trace failed: keyed concretely instead
 
     def returned(*args, **kwargs):
         fast = None if kwargs else _fast_key(args)
@@ -253,8 +310,18 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
         if entry is not None:  # the common call: flat tensors seen before
             return _run_entry(entry, list(args))
         flat_args, in_spec = tree_flatten((args, kwargs))
-        key = (in_spec, _metadata_key(flat_args))
-        entry = cache.get(key)
+        tensors = [a for a in flat_args if isinstance(a, Tensor)]
+        dynamic = dynamic_dims if dynamic_dims and len(dynamic_dims) == len(tensors) else None
+        skey = _symbolic_key(flat_args, dynamic) if dynamic else None
+        if skey is not None and (in_spec, skey) in unsymbolic:
+            skey = None
+        if skey is not None:
+            key = (in_spec, skey)
+            entry = next((e for e in sym_cache.get(key, ()) if e[0].guards_hold(tensors)),
+                         None)
+        else:
+            key = (in_spec, _metadata_key(flat_args))
+            entry = cache.get(key)
         if entry is None:
             out_spec_box = []
 
@@ -266,16 +333,38 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
                     out_spec_box.append(spec)
                 return leaves
 
-            pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
-                                   decompositions)
-            entry = cache[key] = (pair, out_spec_box[0],
-                                  _runtime_function(pair) if pair.backward else None)
+            pair = None
+            if skey is not None:
+                try:
+                    pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
+                                           partition_fn, decompositions, dynamic)
+                except AOTUnsupported:
+                    raise
+                except Exception as e:  # noqa: BLE001 - not symbolic yet: specialise
+                    _log_specialised(e)
+                    unsymbolic.add(key)
+                    skey, key = None, (in_spec, _metadata_key(flat_args))
+                    out_spec_box.clear()
+                    entry = cache.get(key)
+            if pair is None and entry is None:
+                pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
+                                       partition_fn, decompositions, None)
+        if entry is None:
+            entry = (pair, out_spec_box[0],
+                     _runtime_function(pair) if pair.backward else None)
+            if skey is not None:
+                sym_cache.setdefault(key, []).append(entry)
+            else:
+                cache[key] = entry
             returned.last_pair = pair
-        if fast is not None:
+            returned.compile_count += 1
+            counters["total"] += 1
+        if fast is not None:  # these exact sizes passed the guards: the fast path may serve
             cache[fast] = entry
-        return _run_entry(entry, [a for a in flat_args if isinstance(a, Tensor)])
+        return _run_entry(entry, tensors)
 
     returned.last_pair = None
+    returned.compile_count = 0  # traces made (a dynamic graph: one for every size)
     return returned
 
 
@@ -364,9 +453,14 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
     compiles under ``fullgraph=True``), raises ``AOTUnsupported``."""
     from .scalar_inputs import ScalarsAsTensors, has_symbolic_numbers, number_outputs
 
+    nodes = gm.graph.nodes if hasattr(gm, "graph") else ()  # any callable may come here
+    dynamic = [tuple(d for d, s in enumerate(v.shape) if is_symbolic(s))
+               for v in (n.meta.get("example_value") for n in nodes
+                         if n.op == "placeholder") if isinstance(v, Tensor)]
     numbers = number_outputs(gm) if has_symbolic_numbers(gm) else []  # see scalar_inputs.py
     traced = ScalarsAsTensors(gm) if has_symbolic_numbers(gm) else gm
-    compiled = aot_function(traced, fw_compiler, bw_compiler, partition_fn, decompositions)
+    compiled = aot_function(traced, fw_compiler, bw_compiler, partition_fn, decompositions,
+                            dynamic_dims=dynamic if any(dynamic) else None)
     fallback = []
 
     def run(*args):

@@ -63,13 +63,18 @@ def _val(n):
     return n.meta.get("val", n.meta.get("example_value"))
 
 
+def _is_sym(n) -> bool:
+    """A size (a SymInt of symbolic tracing): saved for the backward as an int, for free."""
+    return hasattr(_val(n), "hint") and not hasattr(_val(n), "shape")
+
+
 def size_of(n) -> int:
-    """Bytes of a node's tensor value (0 for non-tensors)."""
+    """Bytes of a node's tensor value (0 for non-tensors); a symbolic size counts its hint."""
     v = _val(n)
     if hasattr(v, "shape") and hasattr(v, "dtype"):
         numel = 1
         for s in v.shape:
-            numel *= int(s)
+            numel *= getattr(s, "hint", s)  # no int(): that would guard the size
         return numel * v.dtype.itemsize
     if isinstance(v, (tuple, list)):
         return sum(size_of_value(x) for x in v)
@@ -80,7 +85,7 @@ def size_of_value(v) -> int:
     if hasattr(v, "shape") and hasattr(v, "dtype"):
         numel = 1
         for s in v.shape:
-            numel *= int(s)
+            numel *= getattr(s, "hint", s)
         return numel * v.dtype.itemsize
     return 0
 
@@ -118,14 +123,16 @@ def output_lists(joint: GraphModule, num_fwd_outputs: int) -> tuple[list, list]:
     return outs[:num_fwd_outputs], outs[num_fwd_outputs:]
 
 
-def extract_graph(joint_graph: Graph, inputs: list, outputs: list, name: str) -> Graph:
-    """A new graph computing ``outputs`` from ``inputs`` with the joint graph's nodes.
+def extract_graph(joint_graph: Graph, inputs: list, outputs: list, name: str,
+                  keep: list = ()) -> Graph:
+    """A new graph computing ``outputs`` from ``inputs`` with the joint graph's nodes (and the
+    side-effecting nodes in ``keep``, e.g. run-time asserts, which no output needs).
 
     Walk the joint graph in order; copy a node if some output needs it.  Reaching a node that
     is neither an input nor computable from inputs means the partition is wrong: say so.
     """
     needed: set = set()
-    stack = [o for o in outputs if hasattr(o, "op")]
+    stack = [o for o in outputs if hasattr(o, "op")] + list(keep)
     input_set = set(inputs)
     while stack:
         n = stack.pop()
@@ -203,10 +210,25 @@ def _extract_fwd_bwd(joint: GraphModule, saved: list, num_fwd_outputs: int, meth
                      **extra) -> Partition:
     graph = joint.graph
     fwd_outs, bwd_outs = output_lists(joint, num_fwd_outputs)
+    # saved sizes (ints) after the saved tensors: the runtime keeps them apart (ctx.symints)
+    saved = [n for n in saved if not _is_sym(n)] + [n for n in saved if _is_sym(n)]
     primals = [n for n in graph.nodes if _is_primal(n)]
     tangents = [n for n in graph.nodes if _is_tangent(n)]
-    fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward")
+    # run-time checks (``_assert_async``) have no users: the forward keeps those it can compute
+    tangent_side: set = set()
+    for n in graph.nodes:
+        if _is_tangent(n) or any(i in tangent_side for i in n.all_input_nodes):
+            tangent_side.add(n)
+    checks = [n for n in graph.nodes if n.op == "call_function" and n not in tangent_side
+              and getattr(n.target, "opdef", None) is not None
+              and getattr(n.target, "_mtc_side_effect", False)]
+    fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward", keep=checks)
     bw = extract_graph(graph, list(saved) + tangents, list(bwd_outs), "backward")
+    unused = {n.name for n in bw.nodes if n.op == "placeholder" and not n.users}
+    if any(_is_sym(n) and n.name in unused for n in saved):  # a size the backward never reads
+        saved = [n for n in saved if not (_is_sym(n) and n.name in unused)]
+        fw = extract_graph(graph, primals, list(fwd_outs) + list(saved), "forward")
+        bw = extract_graph(graph, list(saved) + tangents, list(bwd_outs), "backward")
     fw_names = {n.name for n in fw.nodes if n.op == "call_function"}
     bw_names = {n.name for n in bw.nodes if n.op == "call_function"}
     recomputed = [n for n in graph.nodes if n.name in fw_names and n.name in bw_names]
@@ -300,6 +322,8 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
         return False
 
     def ban_reason(n) -> str | None:
+        if _is_sym(n):
+            return "a size: saved as an int"
         if n.op != "call_function" or n.target is operator.getitem:
             return None
         if is_view(n):
@@ -315,6 +339,8 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
 
     def weight(n) -> float:
         v = _val(n)
+        if _is_sym(n):
+            return 0.0  # an int costs nothing to save
         if not (hasattr(v, "shape") and hasattr(v, "dtype")):
             return math.inf  # only tensors can be saved
         w = size_of(n) * (1.1 ** max(min(dist[n], 100), 1))
@@ -330,7 +356,8 @@ def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs
                 network.append((f"{n.name}_in", "sink", math.inf))
                 continue
             network.append((f"{n.name}_out", "sink", math.inf))
-        reason = "primal input" if _is_primal(n) else ban_reason(n) if n in required_fw else None
+        reason = "primal input" if _is_primal(n) else ban_reason(n) \
+            if n in required_fw or _is_sym(n) else None
         if reason and not is_view(n):
             banned[n.name] = reason
             network.append(("source", f"{n.name}_in", math.inf))

@@ -27,7 +27,8 @@ from .graph import AccumulateGrad, gradient_edge
 def _validate(grad, meta):
     """Reduce a gradient to the forward tensor's shape and dtype (``validate_outputs``)."""
     shape, dtype = meta
-    if tuple(grad.shape) != tuple(shape):
+    if len(grad.shape) != len(shape) or tuple(grad.shape) != tuple(shape):  # (lengths first:
+        # no comparison of a symbolic size when the ranks differ)
         grad = grad.sum_to_size(tuple(shape))
     if grad.dtype is not dtype:
         grad = grad.to(dtype)

@@ -219,7 +219,7 @@ def _formula_params(fn) -> tuple[str, ...]:
 
 
 def _needs_grad(t) -> bool:
-    return t is not None and not isinstance(t, (int, float, bool)) and t.requires_grad
+    return t is not None and getattr(t, "requires_grad", False)  # a SymInt: no
 
 
 def autograd_kernel(op, args: tuple):

@@ -1,5 +1,5 @@
 """Logs switched on by name: ``mtc.set_logs(graph_code=True)`` or
-``MTC_LOGS=graph_code,guards,bytecode,recompiles,graph_breaks,fusion,output_code``
+``MTC_LOGS=graph_code,guards,bytecode,recompiles,graph_breaks,fusion,output_code,dynamic``
 (``torch/_logging``).
 
 Each artifact has its own ``logging`` logger (``minitorch_compile.graph_code`` ...); turning one
@@ -16,7 +16,7 @@ import warnings
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ARTIFACTS = ("graph_code", "guards", "bytecode", "recompiles", "graph_breaks", "fusion",
-             "output_code")
+             "output_code", "dynamic")
 
 
 class _StderrHandler(logging.StreamHandler):

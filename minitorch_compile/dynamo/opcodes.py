@@ -371,8 +371,39 @@ class OpcodeHandlers(BuildAndCallHandlers):
 
     def _jump_if(self, inst, truth: bool):
         value = self.pop()
+        if truth and isinstance(value, TensorVariable) and self._traced_assert(value):
+            self.jump(inst)  # `assert tensor_cond`: checked at run time by the graph
+            return
         if value.bool_value(self) is truth:
             self.jump(inst)
+
+    def _traced_assert(self, value) -> bool:
+        """``assert cond, "msg"`` on a one-element tensor (torch traces it so): the jump is
+        followed by ``LOAD_ASSERTION_ERROR [LOAD_CONST msg, CALL 0] RAISE_VARARGS 1``.  Add an
+        ``_assert_async(cond, msg)`` node, which raises ``AssertionError(msg)`` when the graph
+        runs, and go on as if the assertion held.  A message that is not a constant string, or
+        a condition of several elements (eager raises "ambiguous"), is left to the break."""
+        from ..ops.nn_ops import _assert_async
+
+        names = [i.name for i in self.insts[self.ip:self.ip + 5]]
+        if not names or names[0] != "LOAD_ASSERTION_ERROR":
+            return False
+        msg, rest = "", names[1:]
+        if rest and rest[0] == "LOAD_CONST":
+            msg, rest = self.insts[self.ip + 1].arg, [n for n in rest[1:] if n != "PRECALL"]
+            if not isinstance(msg, str) or rest[:1] != ["CALL"]:
+                return False
+            rest = rest[1:]
+        if rest[:1] != ["RAISE_VARARGS"]:
+            return False
+        try:
+            if int(value.example_value.numel()) != 1:
+                return False
+        except TypeError:  # a symbolic element count
+            return False
+        self.output.call(self, "call_function", _assert_async, [value, ConstantVariable(msg)],
+                         {})
+        return True
 
     def POP_JUMP_FORWARD_IF_TRUE(self, inst):
         self._jump_if(inst, True)

@@ -372,7 +372,11 @@ class OutputGraph:
 
     # ---------------------------------------------------------------- finishing
     def has_ops(self) -> bool:
-        return any(n.op not in ("placeholder", "output") for n in self.graph.nodes)
+        """Anything to compile?  Grad-mode switches alone are not (an optimizer step that
+        found no grads is ``with no_grad(): pass``); the transformed code sets the final mode
+        itself."""
+        return any(n.op not in ("placeholder", "output") and n.target is not _set_grad_enabled
+                   for n in self.graph.nodes)
 
     def compile_subgraph(self, tx, return_vt, backend) -> None:
         """Make the graph's outputs, compile it with the backend, install it as a global."""

@@ -242,11 +242,12 @@ def _resume_function(code, closure, backend):
 
 def _user_callable(vt) -> bool:
     from .variables.functions import BaseUserFunctionVariable
-    from .variables.misc import GetAttrVariable
+    from .variables.misc import GetAttrVariable, NewObjectVariable, UserDefinedObjectVariable
     from .variables.nn_module import NNModuleVariable
 
-    if isinstance(vt, GetAttrVariable):
-        return _user_callable(vt.obj) or type(vt.obj).__name__ == "UserDefinedObjectVariable"
+    if isinstance(vt, GetAttrVariable):  # (an optimizer's too: its step is its own frame)
+        return _user_callable(vt.obj) or (isinstance(vt.obj, UserDefinedObjectVariable)
+                                          and not isinstance(vt.obj, NewObjectVariable))
     return isinstance(vt, (BaseUserFunctionVariable, NNModuleVariable))
 
 

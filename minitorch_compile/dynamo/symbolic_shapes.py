@@ -75,7 +75,10 @@ class SymInt:
     def __floordiv__(self, other):
         if isinstance(other, int) and not isinstance(other, bool) and other == 1:
             return self
-        return self._binary(other, "//", operator.floordiv, _lo_floordiv)
+        out = self._binary(other, "//", operator.floordiv, _lo_floordiv)
+        if type(other) is int and other >= 1 and self.lo is not None and self.lo >= 0:
+            out.lo = self.lo // other  # a // k >= lo // k for a constant k (s0*4 // 2 >= 4)
+        return out
 
     def __rfloordiv__(self, other):
         return self._binary(other, "//", operator.floordiv, _lo_floordiv, reverse=True)
@@ -141,6 +144,15 @@ class SymInt:
         return e[1:-1] if e.startswith("(") and e.endswith(")") and _balanced(e[1:-1]) else e
 
     __repr__ = __str__
+
+
+def _register_scalar() -> None:
+    from .. import _dispatch
+
+    _dispatch.register_number_type(SymInt)  # x * s0: a scalar operand, not a tensor
+
+
+_register_scalar()
 
 
 def _balanced(s: str) -> bool:
@@ -268,3 +280,31 @@ class ShapeEnv:
             code = _SYMBOL.sub(lambda m: self.source_expr(m.group(0)), g)
             out.append((code, g))
         return out
+
+
+# ---------------------------------------------------------------- reading an expression back
+_AST_OPS = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//", "Mod": "%"}
+
+
+def walk_expr(text: str, leaf, apply: dict):
+    """Rebuild a ``SymInt`` expression (``(2*s0 + s1)``) bottom-up: ``leaf(name)`` for each
+    symbol, ``apply[op](a, b)`` for ``+ - * // %`` and ``apply["neg"](a)``; ints stay ints.
+
+    Its users: ``make_fx(tracing_mode="symbolic")`` records a size computation as graph nodes
+    (``sym_size`` and ``operator.mul``), Inductor turns it into a ``sizevars.Expr``."""
+    import ast
+
+    def visit(n):
+        if isinstance(n, ast.Expression):
+            return visit(n.body)
+        if isinstance(n, ast.Name) and _SYMBOL.fullmatch(n.id):
+            return leaf(n.id)
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.BinOp) and type(n.op).__name__ in _AST_OPS:
+            return apply[_AST_OPS[type(n.op).__name__]](visit(n.left), visit(n.right))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return apply["neg"](visit(n.operand))
+        raise NotImplementedError(f"cannot read the size expression {text!r}")
+
+    return visit(ast.parse(text, mode="eval"))

@@ -171,7 +171,7 @@ def python_code(graph, root_module: str = "self", *, verbose: bool = False) -> P
         if verbose:
             body.append("".join(f'{n.name}{em.annotation(n)}; ' for n in placeholders))
         names = "".join(f"{n.name}, " for n in placeholders)
-        if placeholders:  # (a graph of no inputs has nothing to unpack)
+        if placeholders:  # a function of no inputs has nothing to unpack
             body.append(f"{names}= fx_pytree.tree_flatten_spec([{', '.join(orig_args)}], "
                         f"{root_module}._in_spec)")
         params = list(orig_args)

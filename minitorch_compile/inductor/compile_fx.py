@@ -13,6 +13,14 @@ and returns a ``CompiledFxGraph``: callable like the graph (tensors in, tensors 
 kernels and the memory plan.  ``compile_fx`` is the Dynamo backend; it hands
 ``compile_fx_inner`` to ``aot_module_simplified`` as both the forward and backward compiler.
 
+**Dynamic shapes.** A graph whose placeholders have symbolic sizes (AOTAutograd traced it with
+``s0``) is compiled *once*: its kernels take the sizes as arguments and tile at run time, so
+it runs for every size.  When that is not possible — a size Inductor cannot prove ``>= 2``, an
+op whose lowering needs a concrete size, a lowering that would specialise a size (a new guard
+on the trace's ``ShapeEnv``) — the graph is compiled *specialised* instead
+(``SpecializedFxGraph``): once per distinct set of concrete sizes, each by re-tracing the graph
+on the call's inputs; the reason is logged (``MTC_LOGS=dynamic``) and kept on the object.
+
 If anything goes wrong while compiling a graph, the graph runs eagerly instead (its
 ``GraphModule.forward``), with a warning that gives the reason: a compiled program is never wrong.
 Under ``mtc.compile(..., fullgraph=True)`` the user asked for the whole program compiled, so the
@@ -24,14 +32,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from .._tensor import Tensor
 from ..dynamo._logging import get_logger, warn_user
 from ..dynamo.convert_frame import compiling_fullgraph
 from ..dynamo.exc import BackendCompilerFailed, CompilerFallbackWarning
+from ..dynamo.symbolic_shapes import is_symbolic
 from ..report.trace import trace_event
 from . import metrics
 from .codegen.wrapper import WrapperCodeGen, source_key
 from .graph import GraphLowering
 from .scheduler import Scheduler
+from .sizevars import guard_is_tautology
 
 _module_cache: dict = {}  # source hash -> namespace of the loaded module
 
@@ -71,8 +82,78 @@ def load_module(source: str) -> tuple[dict, bool]:
     return ns, False
 
 
-def compile_fx_inner(gm, example_inputs) -> CompiledFxGraph:
-    """Lower, schedule, generate and load one graph (errors propagate)."""
+def _shape_envs(gm) -> list:
+    """The ShapeEnvs of the graph's symbolic input sizes (empty: a static graph)."""
+    envs = []
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        v = n.meta.get("val")
+        for s in (tuple(v.shape) if isinstance(v, Tensor) else (v,)):
+            if is_symbolic(s) and all(s.env is not e for e in envs):
+                envs.append(s.env)
+    return envs
+
+
+def compile_fx_inner(gm, example_inputs):
+    """Lower, schedule, generate and load one graph (errors propagate).  A graph with symbolic
+    sizes is compiled once for all sizes, or else specialised (module docstring)."""
+    envs = _shape_envs(gm)
+    if not envs:
+        return _compile_graph(gm, example_inputs)
+    npu = any(getattr(t, "is_npu", False) for t in example_inputs)
+    before = [len(e.guards) for e in envs]
+    try:
+        if npu:
+            raise NotImplementedError("the npu code generator compiles static sizes only")
+        compiled = _compile_graph(gm, example_inputs)
+        new = [g for e, n in zip(envs, before) for g in e.guards[n:]
+               if not guard_is_tautology(g)]
+        if new:
+            raise NotImplementedError(f"lowering needed a concrete size (guard {new[0]})")
+        return compiled
+    except Exception as e:  # noqa: BLE001 - any reason: specialising is always correct
+        for env, n in zip(envs, before):  # forget them: another graph must record them too
+            env._seen.difference_update(env.guards[n:])
+            del env.guards[n:]
+        reason = f"{type(e).__name__}: {e}"
+        get_logger("dynamic").info("inductor: specialising a dynamic graph: %s", reason)
+        return SpecializedFxGraph(gm, reason)
+
+
+class SpecializedFxGraph:
+    """A dynamic graph compiled once per distinct set of concrete input sizes."""
+
+    def __init__(self, gm, reason: str):
+        self.gm, self.reason = gm, reason
+        self.compiled: dict = {}  # concrete sizes (and int inputs) -> CompiledFxGraph
+
+    def __call__(self, *args):
+        key = tuple(tuple(a._data.shape) + tuple(a._data.strides) if isinstance(a, Tensor)
+                    else a for a in args)
+        hit = self.compiled.get(key)
+        if hit is None:
+            from ..aot.aot_autograd import _flat_graph
+            from ..fx import make_fx
+
+            gm = self.gm
+            static = _flat_graph(make_fx(lambda *a: list(gm(*a)), None, "fake")(*args))
+            hit = self.compiled[key] = _compile_graph(static, list(args))
+        return hit(*args)
+
+    @property
+    def source(self) -> str:
+        latest = list(self.compiled.values())[-1:]
+        return f"# specialised per size: {self.reason}\n" + \
+            (latest[0].source if latest else "# (no size compiled yet)\n")
+
+    def __getattr__(self, name):  # kernels, decisions, ...: those of the latest size compiled
+        if name.startswith("_") or not self.__dict__.get("compiled"):
+            raise AttributeError(name)
+        return getattr(list(self.compiled.values())[-1], name)
+
+
+def _compile_graph(gm, example_inputs) -> CompiledFxGraph:
     start = time.perf_counter()
     graph = GraphLowering(gm)
     wrapper_class = WrapperCodeGen

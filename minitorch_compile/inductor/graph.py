@@ -7,6 +7,12 @@ and lowered in turn), its lowering, or a fallback extern kernel; the outputs are
 What is left is ``self.buffers`` — the realized buffers in topological order — which the
 scheduler fuses and the code generator turns into Python.
 
+Dynamic shapes: a placeholder whose sizes are symbolic (``SymInt``s of AOTAutograd's symbolic
+trace) becomes an ``InputBuffer`` whose sizes are ``sizevars.Expr``s; ``sym_size`` nodes and
+size arithmetic evaluate to ``Expr``s, which the lowerings use like ints.  ``symbol_inputs``
+says where the generated code reads each symbol (``s0 = arg0_1.shape[0]``); ``hints`` holds
+each symbol's value for the example inputs (scores and reports only — never the code).
+
 Inlining and realizing (torch's ``mark_reuse``): a pointwise result stays an unrealized recipe
 and is recomputed inside each consumer, unless it has several users *and* recomputing is not
 cheap: it reads more than ``config.realize_reads_threshold`` buffers, its body has more than
@@ -19,8 +25,10 @@ from __future__ import annotations
 import operator
 
 from .._tensor import Tensor
+from ..dynamo.symbolic_shapes import SymInt, hint_int
 from ..fx.interpreter import Interpreter
 from ..fx.node import map_arg
+from ..fx.proxy_tensor import sym_size
 from . import config
 from .decomposition import get_decomposition
 from .dependencies import extract_read_writes
@@ -34,9 +42,12 @@ from .ir import (
     contiguous_strides,
 )
 from .lowering import fallback, lowering_for
+from .sizevars import as_sizes, from_sym_int, is_symbolic
 from .virtualized import V
 
 _HEAVY_OPS = ("exp", "sigmoid", "kernel")
+_SIZE_ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+                    operator.neg)
 
 
 class GraphLowering(Interpreter):
@@ -51,6 +62,8 @@ class GraphLowering(Interpreter):
         self.fallbacks: list = []  # (op name, reason)
         self.constants: dict = {}  # name -> numpy array (get_attr tensors)
         self.current_node = None
+        self.hints: dict = {}  # size symbol -> its value for the example inputs
+        self.symbol_inputs: dict = {}  # size symbol -> (input name, dim or None)
         self._meta_stack: list = []
         self._n_buf = 0
 
@@ -78,14 +91,33 @@ class GraphLowering(Interpreter):
         val = node.meta.get("val")
         self.graph_input_names.append(node.name)
         if not isinstance(val, Tensor):
+            if is_sym_int(val):  # a size the graph receives (a saved size, an int input)
+                self._bind(val, node.name, None)
+                return from_sym_int(val, size=False)
             return val
+        size = as_sizes(val.shape)
         stride = tuple(val.stride())
-        buf = InputBuffer(node.name, FixedLayout(val.dtype, tuple(val.shape), stride, 0))
+        if any(is_symbolic(s) for s in size):
+            for d, s in enumerate(val.shape):
+                self._bind(s, node.name, d)
+            stride = _symbolic_strides(node.name, size, val)
+        buf = InputBuffer(node.name, FixedLayout(val.dtype, size, stride, 0))
         self.graph_inputs[node.name] = buf
         self.name_to_buffer[node.name] = buf
         return TensorBox(StorageBox(buf))
 
     device_type = "cpu"  # the device the code generator targets (compile_fx sets "npu")
+
+    def _bind(self, value, name: str, dim) -> None:
+        """Remember where a size symbol can be read at run time, and its hint."""
+        if not is_sym_int(value):
+            return
+        e = from_sym_int(value, size=False)
+        if is_symbolic(e):
+            if len(e.terms) == 1 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1 and \
+                    str(e) in e.free_symbols:  # a plain symbol, not an atom like (s0//2)
+                self.hints[str(e)] = value.hint
+                self.symbol_inputs.setdefault(str(e), (name, dim))
 
     def get_attr(self, target, args, kwargs):
         """A constant tensor of the graph: a buffer the module defines at its top."""
@@ -120,6 +152,10 @@ class GraphLowering(Interpreter):
     def call_function(self, target, args, kwargs):
         if target is operator.getitem:
             return args[0][args[1]]
+        if target is sym_size:  # a size: an Expr (or int) of the IR
+            return args[0].get_size()[args[1]]
+        if target in _SIZE_ARITHMETIC:
+            return target(*args)
         bound = target.bind(*args, **kwargs)
         decomp = get_decomposition(target)
         if decomp is not None:
@@ -206,6 +242,25 @@ class GraphLowering(Interpreter):
         if isinstance(store.data, Pointwise) and not _should_realize_on_reuse(store.data):
             return
         store.realize()
+
+
+def _symbolic_strides(name: str, size: tuple, val) -> tuple:
+    """Strides over symbolic sizes: the dense layout in the input's stride order (contiguous,
+    or a permutation of it like a saved ``transpose``), checked against the example's."""
+    hints = tuple(hint_int(s) for s in val.shape)
+    have = tuple(val.stride())
+    order = sorted(range(len(size)), key=lambda d: (-have[d], d))  # outermost first
+    dense = dict(zip(order, contiguous_strides([size[d] for d in order])))
+    strides = tuple(dense[d] for d in range(len(size)))
+    dense_hints = dict(zip(order, contiguous_strides([hints[d] for d in order])))
+    if any(h != 1 and have[d] != dense_hints[d] for d, h in enumerate(hints)):
+        raise NotImplementedError(f"input {name} with symbolic sizes is not dense (strides "
+                                  f"{list(have)} for sizes {list(hints)})")
+    return strides
+
+
+def is_sym_int(v) -> bool:
+    return isinstance(v, SymInt)
 
 
 def _should_realize_on_reuse(pw) -> bool:

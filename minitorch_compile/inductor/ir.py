@@ -18,6 +18,10 @@ index arithmetic, never a copy.  Every index is an ``Affine`` expression
 ``offset + Σ coef·var`` over loop variables, so a load of any view of a buffer is one strided
 view of that buffer in the generated numpy code.  A ``Layout`` maps an index to a flat offset;
 ``FlexibleLayout`` is the contiguous layout Inductor picks for the buffers it makes.
+
+Under dynamic shapes a size, a stride or an index coefficient may be a ``sizevars.Expr``
+(``s0``, ``4*s0``) instead of an int: every rule here is written with ``+``, ``*`` and ``==``,
+which an ``Expr`` answers exactly, so the same code builds the IR for static and symbolic sizes.
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ from .ir import (
     contiguous_strides,
     strided_view,
 )
+from .sizevars import as_sizes, is_symbolic
+from .sizevars import numel as numel_of
 from .virtualized import V, ops
 
 lowerings: dict = {}
@@ -151,9 +153,10 @@ def pointwise_lowering(opdef):
         custom = _BODIES.get(op.name)
         tensors = [args[i] for i in sorted(t_idx) if isinstance(args[i], TensorBox)]
         if opdef.promotion is not None:
-            compute, result = elementwise_dtypes(promotion_kind(opdef.promotion, args),
-                                                 *[args[i] for i in sorted(t_idx)
-                                                   if args[i] is not None])
+            typed = [2 if is_symbolic(a) else a for a in args]  # a size is an int scalar
+            compute, result = elementwise_dtypes(promotion_kind(opdef.promotion, typed),
+                                                 *[typed[i] for i in sorted(t_idx)
+                                                   if typed[i] is not None])
         else:
             compute = result = V.graph.current_meta().dtype
         custom = _DTYPE_BODIES.get((op.name, compute.name), custom)
@@ -180,7 +183,7 @@ def pointwise_lowering(opdef):
             return _cast(out, compute, result)
 
         return make_pointwise(body, [args[i] for i in positions], result,
-                              V.graph.current_meta().shape if not tensors else None)
+                              as_sizes(V.graph.current_meta().shape) if not tensors else None)
     return lower
 
 
@@ -262,9 +265,15 @@ def expand(x, size, implicit=False):
 def slice_(x, dim=0, start=None, end=None, step=1):
     d = wrap_dim(dim, x.ndim)
     size = list(x.get_size())
-    r = range(size[d])[slice(start, end, step)]
-    size[d] = len(r)
-    lo = r.start if len(r) else 0
+    if any(is_symbolic(v) for v in (size[d], start, end)):  # the meta rule sized it
+        if step != 1 or not (start is None or is_symbolic(start) or start >= 0):
+            raise NotImplementedError(f"slice [{start}:{end}:{step}] of a symbolic size")
+        size[d] = as_sizes(V.graph.current_meta().shape)[d]
+        lo = 0 if start is None else start
+    else:
+        r = range(size[d])[slice(start, end, step)]
+        size[d] = len(r)
+        lo = r.start if len(r) else 0
 
     def reindex(index):
         out = list(index)
@@ -289,9 +298,7 @@ def alias(x):
 
 @register_lowering(_aten("view"))
 def view(x, size):
-    from ..ops.views import infer_size
-
-    size = infer_size(size, x.get_numel())
+    size = _infer_view_size(size, x.get_numel())
     have = x.get_size()
     if [s for s in have if s != 1] == [s for s in size if s != 1]:  # only 1s move: no copy
         return unsqueeze_to(squeeze(x), size)
@@ -301,6 +308,25 @@ def view(x, size):
         buf, _, stride, offset = strided_view(x)
     layout = FixedLayout(buf.get_dtype(), tuple(size), contiguous_strides(size), offset)
     return TensorBox(ReinterpretView(buf, tuple(size), None, "reinterpret", layout))
+
+
+def _infer_view_size(size, numel) -> tuple:
+    """``infer_size`` for sizes that may be symbolic: the meta rule already checked the view
+    is valid, so only the ``-1`` is resolved — exactly, or the lowering fails (fallback)."""
+    from ..ops.views import infer_size
+
+    if not any(is_symbolic(s) for s in tuple(size) + (numel,)):
+        return infer_size(size, numel)
+    size = tuple(size)
+    known = numel_of([s for s in size if not (isinstance(s, int) and s == -1)])
+    if len(size) == len([s for s in size if not (isinstance(s, int) and s == -1)]):
+        if known != numel:
+            raise NotImplementedError(f"view: cannot prove {list(size)} has {numel} elements")
+        return size
+    rest = numel // known if isinstance(known, int) else None
+    if rest is None or is_symbolic(rest) and rest * known != numel:
+        raise NotImplementedError(f"view: cannot infer -1 in {list(size)} from {numel}")
+    return tuple(rest if isinstance(s, int) and s == -1 else s for s in size)
 
 
 def unsqueeze_to(x, size):
@@ -387,7 +413,7 @@ register_lowering(_aten("any"))(_bool_reduction("any"))
 def full(size, fill_value, dtype=None, device=None):
     meta = V.graph.current_meta()
     return make_pointwise(lambda: ops.constant(fill_value, meta.dtype), [], meta.dtype,
-                          tuple(meta.shape))
+                          as_sizes(meta.shape))
 
 
 # --------------------------------------------------------------------------- extern kernels
@@ -403,7 +429,7 @@ def extern_kernel(kernel, op, args, meta, reason) -> TensorBox:
     inputs = [strided_view(a) if isinstance(a, TensorBox) else a for a in args]
     inputs = [_list_views(a) if isinstance(a, list) else a for a in inputs]
     metas = meta if isinstance(meta, (tuple, list)) else [meta]
-    layout = FlexibleLayout(metas[0].dtype, tuple(metas[0].shape))
+    layout = FlexibleLayout(metas[0].dtype, as_sizes(metas[0].shape))
     buf = ExternKernel(V.graph.new_buffer_name(), layout, _origins(), kernel, op, inputs,
                        reason, len(metas) if isinstance(meta, (tuple, list)) else 1)
     V.graph.register_buffer(buf)
@@ -413,7 +439,7 @@ def extern_kernel(kernel, op, args, meta, reason) -> TensorBox:
 
     outs = []
     for k, m in enumerate(metas):
-        mo = MultiOutput(V.graph.new_buffer_name(), FlexibleLayout(m.dtype, tuple(m.shape)),
+        mo = MultiOutput(V.graph.new_buffer_name(), FlexibleLayout(m.dtype, as_sizes(m.shape)),
                          _origins(), buf, k)
         V.graph.register_buffer(mo)
         outs.append(TensorBox.create(mo))

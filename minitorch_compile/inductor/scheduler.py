@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from . import config
 from .dependencies import extract_read_writes
 from .ir import Affine, ComputedBuffer, ExternKernel, MultiOutput, Reduction, numel
+from .sizevars import size_hint
 
 
 @dataclass
@@ -269,7 +270,8 @@ class Scheduler:
         buf = self.graph.name_to_buffer.get(name)
         if buf is None or isinstance(buf, ExternKernel) and buf.n_outputs > 1:
             return 0
-        return numel(buf.get_size()) * buf.get_dtype().itemsize
+        # a symbolic size scores with its value for the example inputs (torch: size hints)
+        return size_hint(numel(buf.get_size()) * buf.get_dtype().itemsize, self.graph.hints)
 
     def can_fuse(self, a: FusedGroup, b: FusedGroup, writer: dict):
         """The merged frame, or a ``Reject`` (category, detail)."""

@@ -230,6 +230,22 @@ defop("_check_class_indices(Tensor target, SymInt num_classes, SymInt ignore_ind
       differentiable=False)
 
 
+def _assert_async_kernel(self, assert_msg):
+    if not bool(np.asarray(self).reshape(-1)[0]):
+        raise AssertionError(*([assert_msg] if assert_msg else []))
+    return np.zeros((), dtype=np.bool_)
+
+
+# `assert cond` on a one-element tensor inside compiled code (torch's _assert_async): the
+# compiler puts this node in the graph instead of breaking; it raises at run time.  Its result
+# is never used — dead-code elimination keeps it (``_mtc_side_effect``)
+_assert_async = defop("_assert_async(Tensor self, str assert_msg='') -> Tensor", INDEXING,
+                      kernel=_assert_async_kernel,
+                      meta=lambda self, assert_msg='': TensorMeta((), _dtype.bool_),
+                      differentiable=False)
+_assert_async._mtc_side_effect = True
+
+
 nll_loss = defop(
     "nll_loss(Tensor input, Tensor target, Tensor? weight=None, str reduction='mean', "
     "SymInt ignore_index=-100) -> Tensor", COMPOSITE, decomposition=_nll_loss)

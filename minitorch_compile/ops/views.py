@@ -222,8 +222,8 @@ def _sum_to_size(self, size):
     """Sum ``self`` down to ``size`` (the reverse of broadcasting)."""
     size = tuple(size)
     shape = tuple(self.shape)
-    if shape == size:
-        return self
+    if len(shape) == len(size) and shape == size:  # lengths first: (s0, 4) vs (4,) asks
+        return self  # no question of s0 (a symbolic size would record a guard)
     lead = len(shape) - len(size)
     if lead < 0:
         raise RuntimeError(f"size {list(size)} is not expandable to size {list(shape)}")
@@ -248,8 +248,13 @@ def _slice_length(size, start, end, step):
     ``x[n:]`` (step 1, non-negative bounds) stays symbolic, decisions guarded."""
     symbolic = any(hasattr(v, "hint") for v in (size, start, end))
     if symbolic and step == 1:
-        lo = 0 if start is None else start
-        hi = size if end is None else end
+        def from_end(v):  # x[:-1]: the bound is size - 1, at least 0 (decisions guarded)
+            if type(v) is int and v < 0 and hasattr(size, "hint"):
+                v = size + v
+                return 0 if v < 0 else v
+            return v
+        lo = 0 if start is None else from_end(start)
+        hi = size if end is None else from_end(end)
         if lo >= 0 and hi >= 0:  # guarded decisions on symbols
             lo = size if lo > size else lo
             hi = size if hi > size else hi

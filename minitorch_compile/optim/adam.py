@@ -17,6 +17,11 @@ torch's exact update at step ``t = 1, 2, ...`` (``b1, b2 = betas``)::
 ``m`` and ``v`` start at zero, so early averages are biased towards zero; dividing by
 ``1 - b^t`` (the *bias correction*) undoes that.  ``eps`` is added *after* the correction, as
 in torch.  The step counter ``state["step"]`` is a 0-d float tensor, as in torch.
+
+``capturable=True`` computes the bias corrections from the step *tensor* (no ``.item()``), so
+the whole step can be captured in a graph; the compiler traces every Adam step that way (torch's
+``OptimizerVariable`` flips the flag in its trace too).  It rounds differently from the float
+path only in the last bits.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from .optimizer import Optimizer
 class Adam(Optimizer):
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, capturable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -42,12 +47,13 @@ class Adam(Optimizer):
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize)
+                        amsgrad=amsgrad, maximize=maximize, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _init_group(self, group):
-        """Gather params with a grad, creating their state on first sight."""
-        params, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = [], [], [], [], []
+    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs,
+                    max_exp_avg_sqs, state_steps):
+        """Gather the params with a grad (and their state) into the lists, creating the state
+        on first sight — torch's signature; the compiler runs it eagerly while tracing."""
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -58,30 +64,34 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = _api.zeros_like(p)
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = _api.zeros_like(p)
-            params.append(p)
+            params_with_grad.append(p)
+            grads.append(p.grad)
             exp_avgs.append(state["exp_avg"])
             exp_avg_sqs.append(state["exp_avg_sq"])
             max_exp_avg_sqs.append(state.get("max_exp_avg_sq"))
-            steps.append(state["step"])
-        return params, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps
+            state_steps.append(state["step"])
+        return False  # has_complex
 
     def step(self, closure=None):
         loss = self._evaluate_closure(closure)
         with no_grad():
             for group in self.param_groups:
-                params, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._init_group(group)
+                params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = \
+                    [], [], [], [], [], []
+                self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                                 steps)
                 beta1, beta2 = group["betas"]
-                adam(params, [p.grad for p in params], exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
                      steps, amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
                      lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
-                     maximize=group["maximize"])
+                     maximize=group["maximize"], capturable=group["capturable"])
         return loss
 
 
 def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
          exp_avg_sqs: list[Tensor], max_exp_avg_sqs: list, state_steps: list[Tensor], *,
          amsgrad: bool, beta1: float, beta2: float, lr: float, weight_decay: float, eps: float,
-         maximize: bool) -> None:
+         maximize: bool, capturable: bool = False) -> None:
     """One Adam step over ``params`` in place (torch's ``_single_tensor_adam``)."""
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
@@ -92,15 +102,23 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
         # decay the first and second moment running averages
         exp_avg.add_(grad - exp_avg, alpha=1 - beta1)  # lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)  # addcmul_
-        step = step_t.item()
-        bias_correction1 = 1 - beta1**step
-        bias_correction2 = 1 - beta2**step
-        step_size = lr / bias_correction1
-        bias_correction2_sqrt = bias_correction2**0.5
+        if capturable:  # bias corrections as tensor ops on the step tensor (no .item())
+            bias_correction1 = 1 - beta1**step_t
+            bias_correction2_sqrt = (1 - beta2**step_t).sqrt()
+            step_size = lr / bias_correction1
+        else:
+            step = step_t.item()
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2**0.5
         if amsgrad:
             max_exp_avg_sqs[i].copy_(_api.maximum(max_exp_avg_sqs[i], exp_avg_sq))
             second_moment = max_exp_avg_sqs[i]
         else:
             second_moment = exp_avg_sq
         denom = (second_moment.sqrt() / bias_correction2_sqrt).add_(eps)
-        param.add_(exp_avg / denom, alpha=-step_size)  # addcdiv_(exp_avg, denom, -step_size)
+        if capturable:
+            param.sub_(exp_avg / denom * step_size)
+        else:
+            param.add_(exp_avg / denom, alpha=-step_size)  # addcdiv_(exp_avg, denom, -step_size)

@@ -40,19 +40,32 @@ class SGD(Optimizer):
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults)
 
+    def _init_group(self, group, params, grads, momentum_buffer_list):
+        """Gather the params with a grad, their grads and momentum buffers (None before the
+        first step) into the lists — torch's signature; the compiler runs it eagerly while
+        tracing."""
+        for p in group["params"]:
+            if p.grad is not None:
+                params.append(p)
+                grads.append(p.grad)
+                if group["momentum"] != 0:
+                    momentum_buffer_list.append(self.state[p].get("momentum_buffer"))
+        return False  # has_sparse_grad
+
     def step(self, closure=None):
         loss = self._evaluate_closure(closure)
         with no_grad():
             for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                buffers = [self.state[p].get("momentum_buffer") for p in params]
-                sgd(params, [p.grad for p in params], buffers,
+                params, grads, momentum_buffer_list = [], [], []
+                self._init_group(group, params, grads, momentum_buffer_list)
+                sgd(params, grads, momentum_buffer_list,
                     lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
                     weight_decay=group["weight_decay"], nesterov=group["nesterov"],
                     maximize=group["maximize"])
-                if group["momentum"] != 0:
-                    for p, buf in zip(params, buffers):
-                        self.state[p]["momentum_buffer"] = buf
+                if group["momentum"] != 0:  # buffers made on the first step are kept
+                    for p, momentum_buffer in zip(params, momentum_buffer_list):
+                        state = self.state[p]
+                        state["momentum_buffer"] = momentum_buffer
         return loss
 
 

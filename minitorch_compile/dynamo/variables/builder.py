@@ -13,6 +13,7 @@ tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LEN
 dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
 set / frozenset of constants      SetVariable              TYPE_MATCH + SET_CONTENTS
 nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
+optim.Optimizer                   OptimizerVariable        TYPE_MATCH (+ grads, state keys)
 Python function                   UserFunctionVariable     ID_MATCH
 ``mtc.compile``d function         its ``.fn``, inlined     ID_MATCH (wrapper and ``.fn``)
 mtc function / op / module        TorchVariable            ID_MATCH
@@ -98,6 +99,7 @@ class VariableBuilder:
 
     def _wrap(self, value):
         from ...nn import Module
+        from ...optim import Optimizer
         from ..eval_frame import _JitFunction
 
         src = self.source
@@ -112,7 +114,9 @@ class VariableBuilder:
                 unimplemented("a tensor reached through a value without a source (e.g. a "
                               "default argument of a nested function) cannot be a graph input")
             return self.tx.output.add_graph_input(self.tx, src, value)
-        if type(value) is int and src is not None and self.guard:
+        # ints read from globals and closures stay specialized (torch: "integers from global
+        # variables want to be specialized"); arguments become dynamic on a second value
+        if type(value) is int and src is not None and self.guard and src.is_local():
             dynamic = self.tx.output.dynamic_int(self.tx, src, value)
             if dynamic is not None:
                 return dynamic
@@ -159,8 +163,18 @@ class VariableBuilder:
             return ConstDictVariable({k: self._child(GetItemSource(src, k) if src else None, v)
                                       for k, v in value.items()}, src)
         if isinstance(value, Module):
-            self._guard("NN_MODULE", value=value)
+            if _is_stack_slot(src):  # made by the code before a break (``nn.MSELoss()(...)``):
+                # a new object every call, so its identity cannot be guarded — its type and
+                # everything the trace reads from it are (torch guards inlined modules so)
+                self._guard("TYPE_MATCH", value=value)
+            else:
+                self._guard("NN_MODULE", value=value)
             return NNModuleVariable(value, src)
+        if isinstance(value, Optimizer):
+            from .optimizer import OptimizerVariable
+
+            self._guard("TYPE_MATCH", value=value)
+            return OptimizerVariable(value, src)
         if id(value) in _STDLIB_IDS:  # itertools.chain, functools.reduce, map, ... (iter.py)
             from .iter import StdlibVariable
 
@@ -214,6 +228,14 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
+
+
+def _is_stack_slot(src) -> bool:
+    """A value a resume function received on its stack (``L['___stack0']...``)."""
+    from ..source import LocalSource
+
+    root = src.root if src is not None else None
+    return isinstance(root, LocalSource) and root.local_name.startswith("___stack")
 
 
 def _is_mutable(value) -> bool:

@@ -35,7 +35,7 @@ from .lists import (
     TupleVariable,
 )
 from .sets import INPLACE_METHODS, SetVariable
-from .tensor import SymNodeVariable, TensorVariable
+from .tensor import SymNodeVariable, TensorVariable, same_tensor_after_inplace
 
 BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
               operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
@@ -145,7 +145,10 @@ class BuiltinVariable(VariableTracker):
                 if not (a.is_python_constant() or _is_tensor(a)) or not (
                         b.is_python_constant() or _is_tensor(b)):
                     unimplemented(f"{fn.__name__} between a tensor and a container")
-            return tx.output.call(tx, "call_function", fn, [a, b], {})
+            out = tx.output.call(tx, "call_function", fn, [a, b], {})
+            if fn in _INPLACE_TO_PLAIN and isinstance(a, TensorVariable):
+                return same_tensor_after_inplace(a, out)
+            return out
         plain = _INPLACE_TO_PLAIN.get(fn, fn)
         if isinstance(a, BaseListVariable) and plain in (operator.add, operator.mul):
             if plain is operator.add and isinstance(b, BaseListVariable):

@@ -335,6 +335,9 @@ class ListIteratorVariable(VariableTracker):
         self.items = list(items)
         self.index = index
 
+    def python_type(self) -> type:  # for isinstance checks: an iterator, not a container
+        return type(iter(()))
+
     def next_variable(self, tx):
         """The next item, or ``None`` when exhausted (the tracer ends the loop)."""
         if self.index >= len(self.items):

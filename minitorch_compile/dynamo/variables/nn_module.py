@@ -1,6 +1,7 @@
 """``nn.Module``s in the tracer (``variables/nn_module.py``).
 
-A module read from the frame is guarded by identity and training flag (``NN_MODULE``).
+A module read from the frame is guarded by identity (``NN_MODULE``); its ``training`` flag is
+guarded (``CONSTANT_MATCH``) only where the traced code reads it before writing it, as in torch.
 Calling it inlines ``mod.forward`` with ``self`` bound to the tracker (guarded: the method is
 the class's function, and no forward hooks were registered since).  Its attributes
 are read through torch's paths, so sources — and therefore placeholder names — match torch's:
@@ -84,8 +85,11 @@ class NNModuleVariable(VariableTracker):
             return VariableBuilder(tx, _sub(self.source, "_buffers", name))(d["_buffers"][name])
         if name in d.get("_modules", {}):
             return self._child(tx, name)
-        if name == "training":
-            return ConstantVariable(m.training)  # pinned by the NN_MODULE guard
+        if name == "training":  # guarded only when read (torch too): a function that calls
+            # model.eval() before its forward reads the flag it wrote, and guards nothing
+            if self.source is None:
+                return ConstantVariable(m.training)
+            return VariableBuilder(tx, AttrSource(self.source, "training"))(m.training)
         src = AttrSource(self.source, name) if self.source is not None else None
         if name in d:
             return VariableBuilder(tx, src)(d[name])
@@ -149,7 +153,7 @@ class NNModuleVariable(VariableTracker):
         handler = _STATE_METHODS.get(name)
         if handler is not None and not isinstance(self, ModuleSliceVariable):
             return handler(self, tx, *args, **kwargs)
-        if name in ("zero_grad", "register_buffer", "to", "apply"):
+        if name in ("register_buffer", "to", "apply"):
             unimplemented(f"Module.{name}() inside compiled code is not supported")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 

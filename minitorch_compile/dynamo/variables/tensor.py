@@ -77,6 +77,10 @@ class TensorVariable(VariableTracker):
         if name in ("T", "mT"):
             return tx.output.call(tx, "call_function", getattr,
                                   [self, ConstantVariable(name)], {})
+        if name == "grad" and self.source is not None:  # an input's grad (an optimizer step)
+            from .optimizer import read_grad
+
+            return read_grad(tx, self)
         if name in _AUTOGRAD_STATE or name in _DATA_DEPENDENT:
             unimplemented(f"Tensor.{name} reads autograd state or data (not capturable)")
         if callable(getattr(Tensor, name, None)):
@@ -84,6 +88,13 @@ class TensorVariable(VariableTracker):
 
             return GetAttrVariable(self, name)
         unimplemented(f"Tensor attribute {name!r} is not supported")
+
+    def store_attr(self, tx, name, value) -> None:
+        if name != "grad":
+            unimplemented(f"assigning Tensor.{name} inside compiled code")
+        from .optimizer import store_grad
+
+        store_grad(tx, self, value)
 
     def call_method(self, tx, name, args, kwargs):
         ex = self.example_value
@@ -121,7 +132,10 @@ class TensorVariable(VariableTracker):
             return tx.output.call(tx, "call_function", operator.getitem, [self] + args, kwargs)
         if name == "__setitem__":
             return tx.output.call(tx, "call_function", operator.setitem, [self] + args, kwargs)
-        return tx.output.call(tx, "call_method", name, [self] + list(args), kwargs)
+        out = tx.output.call(tx, "call_method", name, [self] + list(args), kwargs)
+        if name.endswith("_") and not name.endswith("__"):
+            return same_tensor_after_inplace(self, out)
+        return out
 
     def has_unpack_var_sequence(self, tx) -> bool:
         return self.example_value.ndim > 0
@@ -209,6 +223,18 @@ def capture_item(tx, tensor: TensorVariable):
     node.meta["example_value"] = sym
     node.meta["stack_trace"] = tx.current_user_line()
     return SymNodeVariable(node, sym)
+
+
+def same_tensor_after_inplace(vt, out):
+    """``p -= lr * g`` / ``p.add_(g)``: the result *is* ``p`` (same object, same source), as in
+    Python — so ``p.grad`` or a store after it still reaches the input.  Later graph ops read
+    the input's node, which the in-place node has updated by then (functionalization makes
+    that explicit for AOT)."""
+    if isinstance(out, TensorVariable) and isinstance(vt, TensorVariable):
+        a, b = vt.example_value, out.example_value
+        if a.shape == b.shape and a.dtype == b.dtype and a.requires_grad == b.requires_grad:
+            return vt
+    return out
 
 
 def wrap_fx_proxy(tx, node, example) -> VariableTracker:

@@ -36,8 +36,16 @@ def _tables():
     return folded, unsupported
 
 
+# the library's own Python code that the tracer inlines like user code, as torch inlines
+# ``torch.optim`` and ``torch.nn.utils``: optimizer steps, zero_grad, gradient clipping
+_INLINED_MODULES = ("minitorch_compile.optim", "minitorch_compile.nn.parameter",
+                    "minitorch_compile.nn.utils")
+
+
 def is_mtc_object(value) -> bool:
     mod = getattr(value, "__module__", None) or ""
+    if isinstance(value, types.FunctionType) and mod.startswith(_INLINED_MODULES):
+        return False
     if isinstance(value, types.ModuleType):
         return value.__name__.split(".")[0] == "minitorch_compile"
     from ...ops._ops import OpNamespace, OpOverload, OpOverloadPacket, _Ops

@@ -36,6 +36,10 @@ def const_repr(v) -> str:
     """A Python literal for ``v``; anything else is refused (the caller falls back)."""
     if v is None or isinstance(v, (bool, int, str)):
         return repr(v)
+    from ..sizevars import Expr
+
+    if isinstance(v, Expr):  # a size (``ks0`` in a kernel, ``s0`` in the wrapper)
+        return f"({v})"
     if isinstance(v, float):
         if math.isnan(v):
             return "float('nan')"

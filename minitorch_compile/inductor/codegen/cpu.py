@@ -41,12 +41,14 @@ each chunk accumulates partial results, combined after the loop, and ``outer`` n
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import config
 from ..ir import Affine, numel
+from ..sizevars import is_symbolic
 from ..virtualized import V
 from .common import Value, const_repr, np_dtype
 
@@ -355,14 +357,19 @@ class NumpyKernel:
         fr = self.frame
         body = _finish(self.body.instrs, "b")
         epilogue = _finish(self.epilogue.instrs, "e")
-        rows = max(1, min(fr.sizes[0], config.tile_bytes //
-                          max(numel(fr.sizes[1:]) * self.itemsize(), 1)))
         params = ", ".join(f"{'out' if n in self.group.writes else 'in'}_{n}"
                            for n in self.args)
         out = [f"def {self.name}({params}):"]
+        if any(is_symbolic(s) for s in fr.sizes):  # dynamic shapes: tiles sized at run time
+            rows, single = "rows", False
+            out.append(f"    rows = max(1, min({fr.sizes[0]}, {config.tile_bytes} // "
+                       f"max({numel(fr.sizes[1:]) * self.itemsize()}, 1)))")
+        else:
+            rows = max(1, min(fr.sizes[0], config.tile_bytes //
+                              max(numel(fr.sizes[1:]) * self.itemsize(), 1)))
+            single = fr.sizes[0] <= rows  # one tile: no loop, no chunks, no thread pool
         out += [f"    {line}" for line in self.view_lines]
         slots = body["slots"]
-        single = fr.sizes[0] <= rows  # one tile: no loop, no chunks, no thread pool
         ind = "    " if single else "        "
         if single:
             out.append(f"    t0, t1 = 0, {fr.sizes[0]}  # one tile is the whole loop")
@@ -391,7 +398,7 @@ class NumpyKernel:
         if not self.accs:
             if not single:
                 out.append(f"    {call}")
-            return "\n".join(out)
+            return self._size_args("\n".join(out))
         def shape(flags):
             return ", ".join(str(s) if f else "1" for s, f in zip(fr.sizes, flags))
         if not single:
@@ -408,7 +415,16 @@ class NumpyKernel:
         for j, (flags, dtype) in enumerate(epilogue["slots"]):
             out.append(f"    e{j} = np.empty(({shape(flags)},), dtype=np.{dtype})")
         out += [f"    {line}" for line in epilogue["lines"]]
-        return "\n".join(out)
+        return self._size_args("\n".join(out))
+
+    def _size_args(self, src: str) -> str:
+        """Sizes the kernel reads (``ks0``) become its last parameters (dynamic shapes)."""
+        self.size_args = sorted(set(re.findall(r"\bks\d+\b", src)), key=lambda n: int(n[2:]))
+        if not self.size_args:
+            return src
+        head, rest = src.split("\n", 1)
+        sep = ", " if not head.endswith("():") else ""
+        return f"{head[:-2]}{sep}{', '.join(self.size_args)}):\n{rest}"
 
 
 _SUM_LAST = "np.add.reduce({0}, axis=(%d,), keepdims=True, out={out})"

@@ -22,6 +22,12 @@ after the last step that reads it; a new buffer with the same byte size and dtyp
 one takes its memory (``buf5 = buf2  # reuse``).  Graph inputs and outputs (and buffers an
 output views) are never freed or reused.  ``peak_memory_bytes`` is the largest total of live
 intermediate buffers at any step, computed from the sizes while generating.
+
+Dynamic shapes: ``call`` first reads the size symbols from its inputs (``s0 = arg0_1.shape[0]``,
+torch's ``s0 = arg0_1.size(0)``), allocates with them (``np.empty((s0, 4), ...)``) and passes
+them to the kernels that need them (``fused_cos_mul_0(arg0_1, buf0, s0)``); the memory plan
+reuses a buffer only for a byte size that is *equal as an expression*, and reports peak memory
+for the example inputs' sizes.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from ..ir import (
     numel,
     strided_view,
 )
+from ..sizevars import free_symbols, kernel_symbols, size_hint
 from .common import const_repr, np_dtype
 from .cpu import NumpyKernel
 
@@ -113,6 +120,13 @@ class WrapperCodeGen:
                         if n in pinned or any(r != k for r in readers.get(n, []))
                         or isinstance(self.buffer(n), (ExternKernel, MultiOutput))}
         kernel_src, call = [], []
+        hint = lambda v: size_hint(v, g.hints)  # noqa: E731 - reports only
+        used = free_symbols([b.get_size() for b in g.buffers] +
+                            [b.get_size() for b in g.graph_inputs.values()])
+        unbound = used - set(g.symbol_inputs)
+        if unbound:
+            raise NotImplementedError(f"size symbols {sorted(unbound)} are not readable from "
+                                      "any input's size")
         last_use = {n: max(ks) for n, ks in readers.items()}
         pool: dict = {}
         live: dict = {}
@@ -122,7 +136,7 @@ class WrapperCodeGen:
                 buf = self.buffer(name)
                 if isinstance(buf, (MultiOutput,)) or isinstance(buf, ExternKernel) and \
                         buf.kernel == "fallback":
-                    live[name] = _nbytes(buf)
+                    live[name] = hint(_nbytes(buf))
                     continue
                 key = (_nbytes(buf), np_dtype(buf.get_dtype()))
                 size = tuple(buf.get_size())
@@ -132,19 +146,21 @@ class WrapperCodeGen:
                     self.plan.reused.append((name, old))
                 else:
                     call.append(f"{name} = np.empty({size}, dtype=np.{key[1]})")
-                live[name] = _nbytes(buf)
+                live[name] = hint(_nbytes(buf))
             self.plan.peak_memory_bytes = max(self.plan.peak_memory_bytes, sum(live.values()))
             if grp.is_extern:
                 call.append(self._extern_call(grp.nodes[0].node))
             else:
                 kname = self._kernel_name(grp, len(self.kernels))
-                kern = self.kernel_class(grp, self, materialized, kname)
-                kernel_src.append(kern.codegen())
-                call.append(f"{kname}({', '.join(kern.args)})")
+                with kernel_symbols():  # sizes are the kernel's arguments ks0, ks1
+                    kern = self.kernel_class(grp, self, materialized, kname)
+                    kernel_src.append(kern.codegen())
+                sizes = [a[1:] for a in getattr(kern, "size_args", ())]  # ks0 -> s0
+                call.append(f"{kname}({', '.join(list(kern.args) + sizes)})")
                 self.kernels.append({"name": kname, "nodes": [n.name for n in grp.nodes],
-                                     "num_bytes": kern.num_bytes,
-                                     "numel": numel(grp.frame[0]),
-                                     "reduction_numel": numel(grp.frame[1]),
+                                     "num_bytes": hint(kern.num_bytes),
+                                     "numel": hint(numel(grp.frame[0])),
+                                     "reduction_numel": hint(numel(grp.frame[1])),
                                      "origins": _origin_names(grp),
                                      "origin_nodes": sorted({o.name for n in grp.nodes
                                                              for o in n.node.origins})})
@@ -171,11 +187,20 @@ class WrapperCodeGen:
         lines.append("def call(args):")
         lines.append(f"    {', '.join(inputs)}{',' if len(inputs) == 1 else ''} = args"
                      if inputs else "    pass")
+        binds = self._symbol_lines(lambda name: name)
+        lines += [f"    {line}" for line in binds]
         outs = [self._output_expr(o, v) for o, v in zip(outputs, g.graph_outputs)]
         lines.append("    with np.errstate(all='ignore'):  # as eager kernels: inf/nan, no warning")
         lines += [f"        {line}" for line in call]
         lines.append(f"        return ({''.join(o + ', ' for o in outs)})")
-        lines += ["", "", "def run(*tensors):", "    args = [t._data for t in tensors]"]
+        lines += ["", "", "def run(*tensors):"]
+        if any(name not in g.graph_inputs for name in inputs):  # sizes among the inputs
+            lines.append("    args = [t._data if isinstance(t, Tensor) else t for t in tensors]")
+        else:
+            lines.append("    args = [t._data for t in tensors]")
+        if binds:  # the layout checks below read the sizes
+            lines += [f"    {line}" for line in
+                      self._symbol_lines(lambda name: f"args[{inputs.index(name)}]")]
         for k, name in enumerate(inputs):  # a tangent may arrive with other strides (expanded)
             buf = g.graph_inputs.get(name)
             if buf is None:
@@ -189,6 +214,15 @@ class WrapperCodeGen:
                   "    return [o if o is None or type(o) is not np.ndarray else Tensor._make(o)"
                   " for o in outs]", ""]
         return "\n".join(lines)
+
+    def _symbol_lines(self, ref) -> list:
+        """``s0 = arg0_1.shape[0]``: each size symbol read from the input holding it."""
+        out = []
+        for sym, (name, dim) in sorted(self.graph.symbol_inputs.items(),
+                                       key=lambda kv: int(kv[0][1:])):
+            out.append(f"{sym} = {ref(name)}" if dim is None else
+                       f"{sym} = {ref(name)}.shape[{dim}]")
+        return out
 
     def _output_expr(self, view, value) -> str:
         if view is None:
