@@ -87,6 +87,9 @@ PROGRAMS.update({
     "returns_map_consumed_lazily": "def f(x):\n    seen = []\n    m = map(lambda t: seen.append(t) or t * 2, [x, x + 1, x + 2])\n    first = next(m)\n    seen.append('after first')\n    return first, list(m), seen",
     "count_zip_infinite": "def f(x):\n    return [x * i for i, _ in zip(itertools.count(1, 2), range(3))]",
     "chain_from_iterable": "def f(x):\n    return sum(itertools.chain.from_iterable([[x], [x * 2, x * 3]]))",
+    "deque_maxlen_append_drops_left": "def f(x):\n    q = collections.deque(maxlen=2)\n    for i in range(4):\n        q.append(x * i)\n    return q[0] + q[1], len(q), q.maxlen",
+    "deque_maxlen_appendleft_extend": "def f(x):\n    q = collections.deque([1, 2, 3], 3)\n    q.appendleft(0)\n    q.extend([7, 8])\n    q.extendleft([5])\n    return x * q[0] + q[-1], list(q)",
+    "returns_deque_maxlen": "def f(x):\n    q = collections.deque([x, x + 1, x + 2, x + 3], maxlen=3)\n    q.append(x * 5)\n    return q",
     "min_max_iterable_scalars": "def f(x):\n    s = x.sum()\n    return max([s, 1.5]), min(s, s * 0.5)",
 })
 

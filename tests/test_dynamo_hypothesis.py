@@ -207,3 +207,54 @@ def test_random_call_sequences_never_return_stale_results(kinds):
     # at most one entry per kind (automatic dynamic shapes can make one entry serve several
     # sizes), and never more than the recompile limit
     assert 1 <= len(assert_compiled(kinded)) <= len(set(kinds))
+
+
+# ============================================================== 4. symbolic numbers
+# steps over a float argument ``a`` and numbers read with ``.item()``: Python arithmetic on the
+# numbers, tensor ops taking them
+NUMBER_STEPS = ["{n} * 2 + 1", "{n} / 3 - {m}", "-{n} + {m} * {m}", "{n} ** 2"]
+TENSOR_STEPS = ["{t} * {n}", "{t} - {n} * {t}.cos()", "mtc.full((3,), {n}) + {t}",
+                "({t} > {n}).float() * {t}", "{n} - {t}"]
+
+
+@st.composite
+def number_programs(draw):
+    """``prog(x, a)``: tensor and number values built from ``x``, the float ``a`` and (with
+    ``capture_scalar_outputs``) ``.item()`` of tensors; returns the last tensor and a number."""
+    numbers, tensors, lines = ["a"], ["x"], []
+    for i in range(draw(st.integers(2, 6))):
+        kind = draw(st.sampled_from(["number", "tensor", "item"]))
+        n, m = draw(st.sampled_from(numbers)), draw(st.sampled_from(numbers))
+        t = draw(st.sampled_from(tensors))
+        if kind == "number":
+            lines.append(f"    n{i} = " + draw(st.sampled_from(NUMBER_STEPS)).format(n=n, m=m))
+            numbers.append(f"n{i}")
+        elif kind == "item":
+            lines.append(f"    n{i} = {t}.mean().item()")
+            numbers.append(f"n{i}")
+        else:
+            lines.append(f"    t{i} = " + draw(st.sampled_from(TENSOR_STEPS)).format(n=n, t=t))
+            tensors.append(f"t{i}")
+    lines.append(f"    return {tensors[-1]}, {numbers[-1]}")
+    return "def prog(x, a):\n" + "\n".join(lines) + "\n"
+
+
+@given(number_programs(), st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=5),
+       st.booleans(), st.sampled_from(["eager", "aot_eager"]))
+def test_generated_programs_over_floats_and_items(src, values, capture, backend):
+    """Every call equals eager; the float turns into a graph input on its second value, so the
+    frame never compiles more than twice (nothing here decides on a number)."""
+    mtc.dynamo.reset()
+    fn = make_function(src)
+    cnt = CountingBackend()
+    with mtc._dynamo.config.patch(capture_scalar_outputs=capture):
+        compiled = mtc.compile(fn, backend=cnt if backend == "eager" else backend)
+        for v in values:
+            x = mtc.tensor([0.5, -1.0, 2.0])
+            got, want = compiled(x, v), fn(x, v)
+            assert type(got[1]) is type(want[1]), src
+            assert np.allclose(got[0].numpy(), want[0].numpy(), rtol=1e-5, atol=1e-5,
+                               equal_nan=True), src
+            assert np.isclose(got[1], want[1], rtol=1e-6, atol=1e-9, equal_nan=True), src
+    if backend == "eager" and (capture or ".item()" not in src):
+        assert cnt.frame_count <= 2, src

@@ -82,9 +82,6 @@ TORCH_COUNTS = {
 
 # where mtc decides differently from torch 2.13 (values still agree), and why
 DIFFERS = {
-    # a float read from param_groups that changes every call: torch makes it a graph input on
-    # its second value (automatic dynamic for floats); here each value recompiles
-    "lr_schedule_in_step": (1, 0, 4),
     # loss.backward() inside a `for` loop: torch resumes inside the loop; here a break inside a
     # loop runs the whole frame eagerly (nothing compiled)
     "grad_accumulation": (0, -1, 0),

@@ -451,11 +451,15 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
     """For Dynamo backends: ``gm`` takes flat tensors and returns a tuple.  A graph AOTAutograd
     cannot trace runs eagerly with a warning — or, with ``eager_fallback=False`` (the backend
     compiles under ``fullgraph=True``), raises ``AOTUnsupported``."""
+    from .scalar_inputs import ScalarsAsTensors, has_symbolic_numbers, number_outputs
+
     nodes = gm.graph.nodes if hasattr(gm, "graph") else ()  # any callable may come here
     dynamic = [tuple(d for d, s in enumerate(v.shape) if is_symbolic(s))
                for v in (n.meta.get("example_value") for n in nodes
                          if n.op == "placeholder") if isinstance(v, Tensor)]
-    compiled = aot_function(gm, fw_compiler, bw_compiler, partition_fn, decompositions,
+    numbers = number_outputs(gm) if has_symbolic_numbers(gm) else []  # see scalar_inputs.py
+    traced = ScalarsAsTensors(gm) if has_symbolic_numbers(gm) else gm
+    compiled = aot_function(traced, fw_compiler, bw_compiler, partition_fn, decompositions,
                             dynamic_dims=dynamic if any(dynamic) else None)
     fallback = []
 
@@ -463,7 +467,10 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
         if fallback:
             return gm(*args)
         try:
-            return compiled(*args)
+            out = compiled(*args)
+            if numbers:  # the graph's number outputs come back as 0-d tensors
+                out = tuple(o.item() if i in numbers else o for i, o in enumerate(out))
+            return out
         except AOTUnsupported as e:  # raised while tracing on fake tensors: nothing ran yet
             if not eager_fallback:
                 raise

@@ -9,9 +9,9 @@ automatic_dynamic_shapes   True     a size (or int argument) that changed betwee
 suppress_errors            True     an internal compiler error falls back to eager with a
                                     warning; off: it raises (torch's default is off — mtc keeps
                                     the learner's program running)
-capture_scalar_outputs     False    only False: ``.item()`` breaks the graph.  torch keeps it in
-                                    the graph as an unbacked symbol; mtc does not implement
-                                    unbacked symbols yet, so setting it raises
+capture_scalar_outputs     False    ``.item()`` breaks the graph; on: it stays in the graph and
+                                    gives an unbacked symbol (``zuf0``/``u0``), as torch's
+                                    (branching on such a symbol still breaks)
 =========================  =======  ===========================================================
 
 Setting an option this module does not know raises ``AttributeError`` (a typo must not be
@@ -51,10 +51,6 @@ class _ConfigModule(types.ModuleType):
         if not name.startswith("_") and name not in _OPTIONS:
             raise AttributeError(f"mtc._dynamo.config has no option {name!r} (options: "
                                  f"{', '.join(_OPTIONS)})")
-        if name == "capture_scalar_outputs" and value:
-            raise NotImplementedError(
-                "capture_scalar_outputs=True (keeping .item() in the graph as an unbacked "
-                "symbol) is not implemented in minitorch_compile; .item() breaks the graph")
         if name == "cache_size_limit" and (not isinstance(value, int) or value < 1):
             raise ValueError("cache_size_limit must be a positive int")
         super().__setattr__(name, value)

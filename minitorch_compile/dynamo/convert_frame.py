@@ -33,7 +33,13 @@ from ..fx import GraphModule
 from . import config
 from ._logging import get_logger, warn_user
 from .codegen import PyCodegen, assemble
-from .exc import CompilerFallbackWarning, InternalTorchDynamoError, RestartAnalysis, Unsupported
+from .exc import (
+    CompilerFallbackWarning,
+    InternalTorchDynamoError,
+    RestartAnalysis,
+    SkipFrame,
+    Unsupported,
+)
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
 from .resume_execution import emit_graph_break
@@ -215,7 +221,9 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
                     raise user_error from None
                 raise
             get_logger("graph_breaks").info("running %s eagerly: %s", code.co_name, e)
-            entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
+            guard = GuardSet().build(fn.__globals__) if isinstance(e, SkipFrame) else \
+                _eager_guard(output, fn)  # a skipped frame: eagerly for any input
+            entry = CacheEntry(guard, code, None, backend=backend,
                                reason=e.reason, user_line=e.user_line)
             break
         except Exception as e:
@@ -282,6 +290,8 @@ def _add_shape_guards(output: OutputGraph) -> None:
     env = output.shape_env
     if env.symbols or env.guards:
         output.guards.add("SHAPE_ENV", None, value=env)
+    if output.scalar_env.float_sources or output.scalar_env.guards:
+        output.guards.add("SYMBOLIC_SCALARS", None, value=(output.scalar_env, env))
 
 
 def _eager_guard(output: OutputGraph, fn) -> GuardFunction:

@@ -98,3 +98,10 @@ def raise_observed(exc_type: type, args: list | None = None):
     from .exception_handling import ExceptionVariable
 
     raise ObservedException(ExceptionVariable(exc_type, list(args or [])))
+
+
+class SkipFrame(Unsupported):
+    """Code torch 2.13 does not trace at all: the frame runs eagerly from now on, whatever its
+    inputs (torch's ``SkipFrame``).  Raised when the frame reads a global that it created
+    itself while being traced (``global g; g = ...; use(g)``): torch looks the name up in the
+    frame's globals, where it does not exist yet."""

@@ -205,6 +205,11 @@ class GuardSet:
         for code, text in value.guard_code():
             yield Guard("SHAPE_ENV", "", code, text)
 
+    def _build_SYMBOLIC_SCALARS(self, name, value):
+        scalar_env, shape_env = value
+        for code, text in scalar_env.guard_code(shape_env):
+            yield Guard("SHAPE_ENV", "", code, text)
+
     def _build_LIST_LENGTH(self, name, value):
         yield Guard("LIST_LENGTH", name, f"len({name}) == {len(value)}")
 
@@ -213,6 +218,10 @@ class GuardSet:
 
     def _build_DICT_LENGTH(self, name, value):
         yield Guard("DICT_LENGTH", name, f"len({name}) == {len(value)}")
+
+    def _build_SET_CONTENTS(self, name, value):
+        yield Guard("SET_CONTENTS", name, f"{name} == {self._literal(set(value))}",
+                    f"{len(value)} items")
 
     def _build_DICT_KEYS(self, name, value):
         yield Guard("DICT_KEYS", name, f"list({name}.keys()) == {self._literal(list(value))}")

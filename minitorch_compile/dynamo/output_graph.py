@@ -21,6 +21,7 @@ compiles the ``GraphModule``.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 
 from .. import _dtype
@@ -30,6 +31,14 @@ from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .exc import Unsupported, unimplemented
 from .side_effects import SideEffects
+from .symbolic_scalars import (
+    MATH_FNS,
+    ScalarEnv,
+    is_sym_scalar,
+    promote,
+    representative,
+    sym_math,
+)
 from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
@@ -58,6 +67,55 @@ def _value_operands(kind: str, target, args: list, ex_args: list) -> list:
     if name not in _VALUE_OPS or not any(isinstance(a, TensorVariable) for a in args):
         return ex_args
     return [hint_int(e) if is_symbolic(e) else e for e in ex_args]
+
+
+def _scalar_operands(target, ex_args: list, ex_kwargs: dict, scalar_env):
+    """Symbolic floats and unbacked numbers in a fake run stand as plain numbers (the hint,
+    else 1.0/1): a value never changes the result's shape, only its dtype, which the kind of
+    number decides.  An unbacked int used as a *size* (``zeros(u0)``) is not supported."""
+    found = []
+
+    def sub(v):
+        if is_sym_scalar(v):
+            found.append(v)
+            return representative(v)
+        if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+            return type(v)(sub(i) for i in v)
+        return v
+
+    if (target is operator.truediv or any(isinstance(a, float) or is_sym_scalar(a)
+                                          for a in ex_args)) and any(
+            is_symbolic(a) for a in ex_args) and not any(isinstance(a, Tensor) for a in ex_args):
+        return [promote(a, scalar_env) for a in ex_args], ex_kwargs  # s0 * 0.5: a SymFloat
+    if getattr(target, "__module__", None) in ("_operator", "math", "builtins") and not any(
+            isinstance(a, Tensor) for a in ex_args):  # arithmetic on the symbols themselves
+        return ex_args, ex_kwargs
+    new_args = [sub(a) for a in ex_args]
+    new_kwargs = {k: sub(v) for k, v in ex_kwargs.items()}
+    if not found:
+        return ex_args, ex_kwargs
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if any(v.pytype is int and not v.is_backed for v in found) and \
+            name not in _VALUE_OPS | _FILL_OPS and not all(is_sym_scalar(a) or isinstance(
+                a, (int, float)) for a in ex_args):
+        unimplemented(f"an unbacked symbol used by {name}() (as a size?): data-dependent "
+                      "sizes are not supported")
+    return new_args, new_kwargs
+
+
+# ops taking a number as a *value* to fill with (not a size)
+_FILL_OPS = frozenset({"full", "full_like", "new_full", "fill_", "fill", "where", "lerp",
+                       "clamp_", "masked_fill", "masked_fill_", "scalar_tensor"})
+
+
+def _same_float(a, b) -> bool:
+    return a == b or (a != a and b != b)  # NaN is the same NaN
+
+
+def _float_tensor(value: float) -> Tensor:
+    from .. import float64, tensor
+
+    return tensor(value, dtype=float64)
 
 
 class GraphArg:
@@ -95,6 +153,7 @@ class OutputGraph:
         self.frame_state: dict = {}
         self.int_inputs: dict = {}  # "int <source>" -> value seen (or "dynamic")
         self.side_effects = SideEffects()  # mutations to replay after the graph
+        self.scalar_env = ScalarEnv()  # float and unbacked symbols (symbolic_scalars.py)
 
     def dynamic_dims(self, source, value: Tensor) -> tuple:
         """Which dims of an input tensor become symbols.
@@ -143,13 +202,48 @@ class OutputGraph:
         self.int_inputs[key] = "dynamic"
         return vt
 
+    def dynamic_float(self, tx, source, value: float):
+        """A float argument becomes a graph input once this code was compiled before with
+        another value for it (torch 2.13's automatic dynamic for floats); None keeps it a
+        constant.  As torch, the graph takes it as a 0-d float64 tensor (the call wraps the
+        float) and reads it with ``item()`` into a backed ``SymFloat`` (``zf0``), so every
+        backend gets a tensor; a decision on it is guarded (``L['lr'] > 1.0``)."""
+        from . import config
+        from .source import FloatTensorSource
+
+        key = f"float {source.name()}"
+        prev = self.frame_state.get(key)
+        self.int_inputs[key] = value
+        if self.dynamic is False or (self.dynamic is not True and (
+                prev is None or _same_float(prev, value) or
+                not config.automatic_dynamic_shapes)):
+            return None
+        self.guards.add("TYPE_MATCH", source, value=value)
+        wrapped = FloatTensorSource(source)
+        example = _float_tensor(value)
+        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
+        with self.graph.inserting_before(first_op) if first_op is not None else _nullctx():
+            node = self.graph.placeholder(source.placeholder_name())
+        fake = self.fake_mode.from_tensor(example)
+        node.meta["example_value"] = fake
+        node.meta["grapharg"] = source
+        self.graphargs.append(GraphArg(wrapped, example, node, fake,
+                                       TensorVariable(node, fake)))
+        sym = self.scalar_env.create_float_symbol(source.name(), value)
+        item = self.graph.call_method("item", (node,))
+        item.meta["example_value"] = sym
+        item.meta["stack_trace"] = tx.current_user_line()
+        self.int_inputs[key] = "dynamic"
+        return SymNodeVariable(item, sym)
+
     def record_frame_state(self) -> None:
         """Remember the input sizes (and int arguments) of this compile for automatic
         dynamic."""
         for key, value in self.int_inputs.items():
             self.frame_state[key] = value
         for arg in self.graphargs:
-            if not hasattr(arg.example, "_data"):
+            if not hasattr(arg.example, "_data") or type(arg.source).__name__ == \
+                    "FloatTensorSource":  # recorded under "float <source>"
                 continue
             dyn = tuple(d for d, s in enumerate(arg.fake.shape) if hasattr(s, "hint"))
             self.frame_state[arg.source.name()] = (tuple(arg.example._data.shape), dyn)
@@ -240,12 +334,13 @@ class OutputGraph:
         ex_args = [self.example_of(a) for a in args]
         ex_kwargs = {k: self.example_of(v) for k, v in kwargs.items()}
         ex_args = _value_operands(kind, target, args, ex_args)
+        ex_args, ex_kwargs = _scalar_operands(target, ex_args, ex_kwargs, self.scalar_env)
         try:
-            with self.fake_mode:
-                if kind == "call_method":
-                    example = getattr(ex_args[0], target)(*ex_args[1:], **ex_kwargs)
-                else:
-                    example = target(*ex_args, **ex_kwargs)
+            if target in MATH_FNS and len(ex_args) == 1 and (
+                    is_symbolic(ex_args[0]) or is_sym_scalar(ex_args[0])):
+                example = sym_math(target, ex_args[0], self.scalar_env)
+            else:
+                example = self._fake_run(kind, target, ex_args, ex_kwargs)
         except Exception as e:  # eager mode will raise the same error for the user
             name = target if isinstance(target, str) else getattr(target, "__name__", target)
             err = Unsupported(f"{name} raised {type(e).__name__} while tracing: {e}")
@@ -256,6 +351,12 @@ class OutputGraph:
         node.meta["example_value"] = example
         node.meta["stack_trace"] = tx.current_user_line()
         return wrap_fx_proxy(tx, node, example)
+
+    def _fake_run(self, kind, target, ex_args, ex_kwargs):
+        with self.fake_mode:
+            if kind == "call_method":
+                return getattr(ex_args[0], target)(*ex_args[1:], **ex_kwargs)
+            return target(*ex_args, **ex_kwargs)
 
     def set_grad_mode(self, tx, mode: bool) -> None:
         """Switch grad mode for the ops traced next, and record the switch in the graph."""

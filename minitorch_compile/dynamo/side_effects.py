@@ -10,6 +10,7 @@ effect                       recorded when                           replayed as
 ===========================  ======================================  ==========================
 list mutated (append, ...)   a method of an input list mutates it    ``lst[:] = [...]``
 dict mutated (update, ...)   a method of an input dict mutates it    ``d.clear(); d.update({..})``
+set mutated (add, ``|=``..)  a method/operator of an input set does  ``s.clear(); s.update({..})``
 attribute write              ``obj.a = v`` on a user object/Module   ``obj.a = v``
 global write                 ``global g; g = v``                     ``g = v`` (STORE_GLOBAL)
 nonlocal write               a closure cell of a function from       ``cell.cell_contents = v``
@@ -45,13 +46,13 @@ from .exc import unimplemented
 
 @dataclass
 class SideEffect:
-    kind: str  # "list" | "dict" | "attr" | "global" | "cell"
+    kind: str  # "list" | "dict" | "set" | "attr" | "global" | "cell"
     target: object  # the tracker mutated, or the source of the global/cell
     name: str = ""  # attribute / global name
     value: object = None  # the tracker stored (attr, global, cell)
 
     def describe(self) -> str:
-        if self.kind in ("list", "dict"):
+        if self.kind in ("list", "dict", "set"):
             return f"{self.kind} {self.target.source.name()} mutated"
         if self.kind == "attr":
             where = self.target.source.name() if self.target.source is not None else \
@@ -64,7 +65,7 @@ class SideEffect:
     def changed_prefix(self) -> tuple[str, bool]:
         """The source name this effect changes, and whether that name itself is rebound (an
         attribute) or only what it contains (a container: its identity stays)."""
-        if self.kind in ("list", "dict"):
+        if self.kind in ("list", "dict", "set"):
             return self.target.source.name(), False
         if self.kind == "attr":
             if self.target.source is None:  # a new object: nothing reads it through a source
@@ -174,7 +175,7 @@ class SideEffects:
                        (rebound and name == p) for p, rebound in changed)
 
         values = _values(effects)
-        targets = [e.target for e in effects if e.kind in ("list", "dict", "attr")]
+        targets = [e.target for e in effects if e.kind in ("list", "dict", "set", "attr")]
         for vt in _walk(needed + values + targets):
             if stale(vt) and id(vt) not in cg.tempvars:
                 cg.reconstruct(vt)
@@ -191,6 +192,8 @@ class SideEffects:
                     cg.load_const(k)
                     cg.reconstruct(v)
                 cg.build(dict, len(e.target.items))
+            elif e.kind == "set":
+                e.target.build_new(cg)
             else:
                 cg.reconstruct(e.value)
             temps.append(cg.new_temp())
@@ -203,7 +206,7 @@ class SideEffects:
                 cg.load_const(None)
                 cg.append(Instr("BUILD_SLICE", 2))
                 cg.append(Instr("STORE_SUBSCR"))
-            elif e.kind == "dict":  # d.clear(); d.update(new)
+            elif e.kind in ("dict", "set"):  # d.clear(); d.update(new)
                 for method, args in (("clear", ()), ("update", (tmp,))):
                     cg.load_callable(lambda m=method: (cg.reconstruct(e.target),
                                                        cg.load_attr(m)))
@@ -230,6 +233,8 @@ def _values(effects) -> list:
             out.extend(e.target.items)
         elif e.kind == "dict":
             out.extend(e.target.items.values())
+        elif e.kind == "set":  # constants only
+            pass
         else:
             out.append(e.value)
     return out

@@ -185,3 +185,26 @@ class RebuiltIteratorGetItemSource(Source):
         self.base.reconstruct(codegen)
         codegen.load_const(self.index)
         codegen.call(2)
+
+
+def _as_float_tensor(value):
+    """A float argument as the 0-d float64 tensor its graph input is (torch's wrapping)."""
+    from .. import float64, tensor
+
+    return tensor(value, dtype=float64)
+
+
+@dataclass(frozen=True)
+class FloatTensorSource(Source):
+    """A float argument made a graph input (automatic dynamic for floats): the graph is
+    called with ``___as_tensor(L['lr'])``, a 0-d float64 tensor."""
+
+    base: Source
+
+    def name(self) -> str:
+        return self.base.name()
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_global_object("___as_tensor", _as_float_tensor)
+        self.base.reconstruct(codegen)
+        codegen.call(1)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import bytecode
 from bytecode import Bytecode, Label
 
-from .exc import ObservedException, RestartAnalysis, Unsupported, unimplemented
+from .exc import ObservedException, RestartAnalysis, SkipFrame, Unsupported, unimplemented
 from .exception_handling import ExceptionOpcodes, call_exception_class, in_try
 from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
@@ -181,6 +181,10 @@ class InstructionTranslatorBase(ExceptionOpcodes, OpcodeHandlers):
     def load_global_value(self, name: str):
         written = self.output.side_effects.load_global(self.global_source(name))
         if written is not None:  # assigned earlier in this trace (replayed after the graph)
+            if name not in self.f_globals:  # a global this frame creates: torch skips it
+                raise SkipFrame(f"reads the global {name!r} it creates (not in the frame's "
+                                "globals when tracing began): the frame runs eagerly, as torch "
+                                "skips it")
             return written
         if name in self.f_globals:
             return VariableBuilder(self, self.global_source(name))(self.f_globals[name])
@@ -319,7 +323,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         """Can the graph break at ``inst``?  If not, and only the place is to blame, say so in
         ``e`` (the whole frame then runs eagerly with that reason, as torch skips the frame)."""
         if not self.allow_breaks or inst.name not in _BREAKABLE or \
-                isinstance(e, ObservedException):  # uncaught: the frame runs eagerly (torch)
+                isinstance(e, (ObservedException, SkipFrame)):  # the frame runs eagerly (torch)
             return False
         if self.in_loop(index) and self.in_comprehension(index):
             where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"

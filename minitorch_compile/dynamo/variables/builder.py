@@ -8,8 +8,10 @@ value                             tracker                  guard
 ================================  =======================  =================================
 Tensor / Parameter                TensorVariable (input)   TENSOR_MATCH
 int, float, bool, str, None, ...  ConstantVariable         CONSTANT_MATCH / EQUALS_MATCH
+int / float that changed          SymNodeVariable (input)  TYPE_MATCH + shape-env guards
 tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LENGTH
 dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
+set / frozenset of constants      SetVariable              TYPE_MATCH + SET_CONTENTS
 nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
 optim.Optimizer                   OptimizerVariable        TYPE_MATCH (+ grads, state keys)
 Python function                   UserFunctionVariable     ID_MATCH
@@ -118,6 +120,10 @@ class VariableBuilder:
             dynamic = self.tx.output.dynamic_int(self.tx, src, value)
             if dynamic is not None:
                 return dynamic
+        if type(value) is float and src is not None and self.guard:
+            dynamic = self.tx.output.dynamic_float(self.tx, src, value)
+            if dynamic is not None:
+                return dynamic
         if is_constant_value(value):
             self._guard("CONSTANT_MATCH", value=value)
             return ConstantVariable(value, src)
@@ -141,6 +147,13 @@ class VariableBuilder:
             return ListIteratorVariable(
                 [self._child(RebuiltIteratorGetItemSource(src, i) if src else None, v)
                  for i, v in enumerate(rest)])
+        if type(value) in (set, frozenset) and all(
+                is_constant_value(v) and _is_literal(v) for v in value):
+            from .sets import SetVariable  # mutations of an input set are replayed
+
+            self._guard("TYPE_MATCH", value=value)
+            self._guard("SET_CONTENTS", value=value)
+            return SetVariable(value, type(value) is frozenset, source=src)
         if type(value) is dict:
             if not all(is_constant_value(k) and _is_literal(k) for k in value):
                 # sources name items by key (L['d']['x']): the key's repr must evaluate back
@@ -229,7 +242,7 @@ def _is_mutable(value) -> bool:
     """Objects whose mutation while tracing is a side effect to replay."""
     from ...nn import Module
 
-    if type(value) in (list, dict) or isinstance(value, Module):
+    if type(value) in (list, dict, set) or isinstance(value, Module):
         return True
     return type(value).__module__ not in ("builtins",) and not isinstance(
         value, (Tensor, type, types.ModuleType, types.FunctionType, types.MethodType,

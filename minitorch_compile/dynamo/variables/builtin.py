@@ -20,6 +20,7 @@ import math
 import operator
 
 from ..exc import unimplemented
+from ..symbolic_scalars import MATH_FNS, is_sym_scalar
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 from .dicts import ConstDictVariable
@@ -33,6 +34,7 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
+from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable, same_tensor_after_inplace
 
 BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
@@ -84,6 +86,9 @@ class BuiltinVariable(VariableTracker):
         fn = self.fn
         if fn in _UNSUPPORTED:
             unimplemented(f"{_UNSUPPORTED[fn]} cannot be captured into a graph")
+        if getattr(fn, "__name__", "") in INPLACE_METHODS and len(args) == 2 and \
+                isinstance(args[0], SetVariable) and not args[0].frozen:
+            return args[0].inplace(tx, fn.__name__, args[1])  # s |= t mutates s
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None:
             result = handler(tx, *args, **kwargs)
@@ -92,6 +97,8 @@ class BuiltinVariable(VariableTracker):
         if any(isinstance(a, SymNodeVariable) for a in args) and not kwargs and (
                 fn in BINARY_OPS or fn in UNARY_OPS):
             return self._symbolic(tx, fn, args)
+        if fn in MATH_FNS and len(args) == 1 and isinstance(args[0], SymNodeVariable):
+            return tx.output.call(tx, "call_function", fn, list(args), {})  # math.cos(zf0)
         if fn in BINARY_OPS and len(args) == 2 and not kwargs:
             return self._binary(tx, fn, *args)
         if fn in UNARY_OPS and len(args) == 1 and any(map(_is_tensor, args)):
@@ -104,9 +111,14 @@ class BuiltinVariable(VariableTracker):
 
     def _symbolic(self, tx, fn, args):
         """Arithmetic on symbolic sizes makes graph nodes; comparisons decide (and guard)."""
+        if fn in _COMPARISONS and any(_is_tensor(a) for a in args):  # x > n: a graph op
+            return tx.output.call(tx, "call_function", fn, list(args), {})
         if fn in _COMPARISONS:
             values = [a.sym if isinstance(a, SymNodeVariable) else a.as_python_constant()
                       for a in args]
+            if any(is_sym_scalar(v) and not v.is_backed for v in values) and \
+                    not any(_is_tensor(a) for a in args):  # unbacked: traced, not decided
+                return tx.output.call(tx, "call_function", fn, list(args), {})
             return ConstantVariable(fn(*values))
         if any(_is_tensor(a) for a in args):
             return tx.output.call(tx, "call_function", fn, list(args), {})

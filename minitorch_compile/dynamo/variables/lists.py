@@ -165,16 +165,46 @@ class ListVariable(BaseListVariable):
 
 
 class DequeVariable(ListVariable):
-    """``collections.deque(items)`` made while tracing (no ``maxlen``)."""
+    """``collections.deque(items, maxlen)`` made while tracing.
+
+    With a ``maxlen``, a full deque drops from the other end, as Python's does: ``append`` and
+    ``extend`` drop from the left, ``appendleft`` and ``extendleft`` from the right; ``insert``
+    into a full deque is the user's ``IndexError`` (eager mode raises it)."""
 
     import collections as _c
     python_cls = _c.deque
     del _c
 
+    def __init__(self, items, source=None, maxlen: int | None = None):
+        super().__init__(items, source)
+        self.maxlen = maxlen
+        self._trim(left=True)
+
     def new_like(self, items):
-        return DequeVariable(items)
+        return DequeVariable(items, maxlen=self.maxlen)
+
+    def _trim(self, left: bool) -> None:
+        """Drop items beyond ``maxlen`` from the left (or the right)."""
+        if self.maxlen is not None and len(self.items) > self.maxlen:
+            extra = len(self.items) - self.maxlen
+            self.items[:] = self.items[extra:] if left else self.items[:self.maxlen]
+
+    def var_getattr(self, tx, name):
+        if name == "maxlen":
+            return ConstantVariable(self.maxlen)
+        return super().var_getattr(tx, name)
 
     def call_method(self, tx, name, args, kwargs):
+        if name == "insert" and self.maxlen is not None and len(self.items) >= self.maxlen:
+            unimplemented("IndexError: deque already at its maximum size, inside traced code")
+        result = self._call_method(tx, name, args, kwargs)
+        if name in ("append", "extend", "__iadd__"):
+            self._trim(left=True)
+        elif name in ("appendleft", "extendleft"):
+            self._trim(left=False)
+        return result
+
+    def _call_method(self, tx, name, args, kwargs):
         if name == "appendleft":
             self._mutate(tx)
             self.items.insert(0, args[0])
@@ -197,7 +227,7 @@ class DequeVariable(ListVariable):
                 self.items[:] = self.items[-n:] + self.items[:-n] if n else self.items
             return ConstantVariable(None)
         if name == "copy":
-            return DequeVariable(list(self.items))
+            return DequeVariable(list(self.items), maxlen=self.maxlen)
         if name in ("insert", "sort", "index") or (name == "__getitem__" and isinstance(
                 args[0].as_python_constant(), slice)):
             if name == "sort" or name == "__getitem__":
@@ -212,7 +242,8 @@ class DequeVariable(ListVariable):
         for item in self.items:
             codegen.reconstruct(item)
         codegen.build(list, len(self.items))
-        codegen.call(1)
+        codegen.load_const(self.maxlen)
+        codegen.call(2)  # deque(items, maxlen)
 
 
 class TupleVariable(BaseListVariable):

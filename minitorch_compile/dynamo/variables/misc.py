@@ -227,9 +227,14 @@ def _new_collection(tx, cls, args, kwargs):
             return ConstDictVariable(d.items, None, collections.defaultdict)  # no factory
         return DefaultDictVariable(factory, d.items)
     if cls is collections.deque:
-        if kwargs or len(args) > 1:
-            unimplemented("deque(maxlen=...) inside compiled code")
-        return DequeVariable(args[0].unpack_var_sequence(tx) if args else [])
+        kwargs = dict(kwargs)
+        maxlen = kwargs.pop("maxlen", args[1] if len(args) > 1 else ConstantVariable(None))
+        if kwargs or len(args) > 2 or not maxlen.is_python_constant():
+            unimplemented("deque() with arguments other than (iterable, maxlen)")
+        limit = maxlen.as_python_constant()
+        if limit is not None and (type(limit) is not int or limit < 0):
+            unimplemented("deque(maxlen=...) that is not a non-negative int (eager raises)")
+        return DequeVariable(args[0].unpack_var_sequence(tx) if args else [], maxlen=limit)
     return None
 
 

@@ -16,9 +16,14 @@ _MUTATORS = {"add", "discard", "remove", "update", "clear", "pop", "difference_u
              "intersection_update", "symmetric_difference_update"}
 
 
+# in-place operators: ``s |= t`` is ``s.update(t)`` on the same object
+INPLACE_METHODS = {"ior": "update", "iand": "intersection_update", "isub": "difference_update",
+                   "ixor": "symmetric_difference_update"}
+
+
 class SetVariable(VariableTracker):
-    def __init__(self, values, frozen: bool = False):
-        super().__init__()
+    def __init__(self, values, frozen: bool = False, source=None):
+        super().__init__(source)
         self.frozen = frozen
         try:
             self.values = set(values)
@@ -65,15 +70,30 @@ class SetVariable(VariableTracker):
                 "__or__", "__and__", "__sub__", "__xor__", "__eq__", "__ne__", "__le__",
                 "__lt__", "__ge__", "__gt__"):
             unimplemented(f"set.{name} is not supported")
+        before = set(self.values)
         try:
             result = method(*consts)
         except KeyError as e:
             unimplemented(f"KeyError: {e} raised inside traced code")
+        if name in _MUTATORS and self.values != before:
+            tx.output.side_effects.mutation(self, "set")  # (a no-op for a set made here)
         if isinstance(result, (set, frozenset)):
             return SetVariable(result, self.frozen)
         return ConstantVariable(result)
 
+    def inplace(self, tx, op_name: str, other) -> SetVariable:
+        """``s |= other`` (and ``&=``, ``-=``, ``^=``): mutate this set, as Python does."""
+        self.call_method(tx, INPLACE_METHODS[op_name], [other], {})
+        return self
+
     def reconstruct(self, codegen) -> None:
+        if self.source is not None:  # the caller's object (identity matters)
+            self.source.reconstruct(codegen)
+            return
+        self.build_new(codegen)
+
+    def build_new(self, codegen) -> None:
+        """Build a new set (frozenset) with this tracker's items."""
         if self.frozen:
             codegen.load_const(frozenset(self.values))
             return

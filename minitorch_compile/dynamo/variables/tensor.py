@@ -19,6 +19,7 @@ import operator
 from ..._size import Size
 from ..._tensor import Tensor
 from ..exc import unimplemented
+from ..symbolic_scalars import GuardOnDataDependentSymNode, is_sym_scalar
 from ..symbolic_shapes import is_symbolic
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
@@ -118,6 +119,10 @@ class TensorVariable(VariableTracker):
             if isinstance(value, tuple):
                 return TupleVariable([ConstantVariable(s) for s in value])
             return ConstantVariable(value)
+        if name == "item" and not args and not kwargs:
+            captured = capture_item(tx, self)
+            if captured is not None:
+                return captured
         if name in _DATA_DEPENDENT:
             unimplemented(f"data-dependent operation: Tensor.{name}() needs the tensor's values, "
                           "which are only known at run time")
@@ -148,11 +153,13 @@ class TensorVariable(VariableTracker):
 
 
 class SymNodeVariable(VariableTracker):
-    """A symbolic int (``x.shape[0]`` of a dynamic dimension): a graph node computing it at run
-    time, and its ``SymInt`` (expression and hint) for the tracer.
+    """A symbolic number: a graph node computing it at run time, and its ``SymInt`` (a size,
+    ``x.shape[0]``) or ``SymScalar`` (a float argument, an ``.item()``; see
+    ``symbolic_scalars.py``) — expression and hint — for the tracer.
 
     Arithmetic on it makes more nodes (``mul = size * 2``); a *decision* on it — a comparison,
     ``if n:``, using it as a plain int (``range(n)``) — is answered by the hint and guarded.
+    An unbacked symbol (no hint) cannot be decided: that is a graph break.
     """
 
     def __init__(self, proxy, sym):
@@ -161,22 +168,61 @@ class SymNodeVariable(VariableTracker):
         self.sym = sym
 
     def python_type(self) -> type:
-        return int
+        return getattr(self.sym, "pytype", int)
 
     def is_python_constant(self) -> bool:
         return False  # asking must not specialise
 
     def as_python_constant(self):
-        return int(self.sym)  # specialise: guarded equal to the hint
+        with _data_dependent_is_a_break("its value"):  # specialise: guarded equal to the hint
+            return self.python_type()(self.sym)
 
     def bool_value(self, tx) -> bool:
-        return bool(self.sym)
+        with _data_dependent_is_a_break("branching on it"):
+            return bool(self.sym)
 
     def reconstruct(self, codegen) -> None:
         codegen.reconstruct_tensor(self)  # a graph output, like a tensor
 
     def __repr__(self) -> str:
         return f"SymNodeVariable({self.sym})"
+
+
+class _data_dependent_is_a_break:
+    """A decision on an unbacked symbol becomes a graph break (torch's GuardOnDataDependent)."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if typ is GuardOnDataDependentSymNode:
+            unimplemented(f"data-dependent guard: {self.what} needs a value only known at run "
+                          f"time ({exc})")
+        return False
+
+
+def capture_item(tx, tensor: TensorVariable):
+    """``t.item()`` with ``capture_scalar_outputs`` on: an ``item`` node whose value is a new
+    unbacked symbol (``zuf0`` of a float tensor, ``u0`` of an int one); None when off."""
+    from .. import config
+
+    ex = tensor.example_value
+    if not config.capture_scalar_outputs or ex.numel() != 1:
+        return None
+    if ex.dtype.is_floating_point:
+        pytype = float
+    elif ex.dtype.name.startswith(("int", "uint")):
+        pytype = int
+    else:  # bool, complex: not captured here
+        return None
+    sym = tx.output.scalar_env.create_unbacked(pytype)
+    node = tx.output.graph.call_method("item", (tensor.proxy,))
+    node.meta["example_value"] = sym
+    node.meta["stack_trace"] = tx.current_user_line()
+    return SymNodeVariable(node, sym)
 
 
 def same_tensor_after_inplace(vt, out):
@@ -198,7 +244,7 @@ def wrap_fx_proxy(tx, node, example) -> VariableTracker:
     if isinstance(example, Tensor):
         cls = Parameter if isinstance(example, Parameter) else Tensor
         return TensorVariable(node, example, class_type=cls)
-    if is_symbolic(example):
+    if is_symbolic(example) or is_sym_scalar(example):
         return SymNodeVariable(node, example)
     if isinstance(example, (tuple, list)):
         items = []
