@@ -53,7 +53,7 @@ from ...npu.spec import get_spec
 from .. import config
 from ..ir import InputBuffer, numel
 from .common import Value, np_dtype
-from .cpu import Frame, Instr, NumpyKernel, _finish
+from .cpu import REDUCE_UFUNC, Frame, Instr, NumpyKernel, _finish
 from .npu_cube import eliminate_casts, matmul_lines
 from .npu_tiling import (  # noqa: F401 - NPUCompileError: the error this target raises
     NPUCompileError,
@@ -70,7 +70,8 @@ from minitorch_compile._tensor import Tensor
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
 from minitorch_compile.inductor.npu_runtime import (VECIN, VECOUT, Alloc, CopyIn, CopyOut,
-    GetBlockIdx, KernelLaunch, TBuf, TPipe, TQue, Tiles, Vec, block_range, buffer_num,
+    GetBlockIdx, GetBlockNum, KernelLaunch, SyncAll, TBuf, TPipe, TQue, Tiles, Vec, block_range,
+    buffer_num,
     call_npu, nd_data, npu_matmul)
 from minitorch_compile.inductor.codegen.npu_cube import FRACTAL_NZ, ND, cube_mm, npu_cast
 NPU = mtc.device("npu")
@@ -172,6 +173,7 @@ class NPUKernel(NPUTiling, NumpyKernel):
         block_dim, per, rows = self.plan(slots + eslots)
         n = fr.sizes[0]
         self.block_dim, self.rows = block_dim, rows
+        self.ws_cores = block_dim if self.split else 1  # partials in the GM workspace
         self.ub_bytes = sum(c * b for _, c, b in self.buffers(rows, slots + eslots))
         self.module.npu_plans.append(NPUKernelPlan(
             self.name, block_dim, per, rows, math.ceil(per / rows), self.ub_bytes,
@@ -185,6 +187,10 @@ class NPUKernel(NPUTiling, NumpyKernel):
         out = [f"def {self.name}({params}):"]
         out += [f"    {line}" for line in self.view_lines]
         out.append("    nbuf = buffer_num()  # buffers per queue: 2 = double buffering")
+        multi = self.split and block_dim > 1
+        for j, (_, dt, aflags) in enumerate(self.accs if multi else []):
+            out.append(f"    w{j} = np.empty(({block_dim},) + {self._shape(aflags, '1')}, "
+                       f"dtype=np.{dt})  # GM workspace: one partial per core")
         out.append(f"    with KernelLaunch({self.name!r}, {block_dim}, kind='inductor', "
                    f"min_read_bytes={min_read}, min_write_bytes={self.num_bytes - min_read}"
                    ") as k:")
@@ -196,10 +202,11 @@ class NPUKernel(NPUTiling, NumpyKernel):
             if kind == "x":
                 out.append(f"{ind}q_{name} = TQue(VECIN, name={name!r}); "
                            f"pipe.InitBuffer(q_{name}, nbuf, {nbytes})")
-            elif kind == "y":
-                depth = "nbuf" if count > 1 else "1"
+            elif kind == "y" and count > 1:
                 out.append(f"{ind}q_{name} = TQue(VECOUT, name={name!r}); "
-                           f"pipe.InitBuffer(q_{name}, {depth}, {nbytes})")
+                           f"pipe.InitBuffer(q_{name}, nbuf, {nbytes})")
+            elif kind in "yp":  # used once, after the loop: no queue, so not in the pipeline
+                out.append(f"{ind}q_{name} = TBuf({name!r}); pipe.InitBuffer(q_{name}, {nbytes})")
             else:
                 out.append(f"{ind}t_{name} = TBuf({name!r}); pipe.InitBuffer(t_{name}, {nbytes})")
         for j in range(len(self.accs)):
@@ -224,12 +231,27 @@ class NPUKernel(NPUTiling, NumpyKernel):
         for k, (dt, fl, tiled) in self.outs.items():
             if tiled:
                 out.append(f"{ind2}CopyOut(o{k}[t0:t1], q_y{k}, y{k})")
-        if self.split or any(not t for *_, t in self.outs.values()):
+        if multi:
+            out.append(f"{ind}# after the last tile, in its pass: this core's partial results "
+                       "-> its row of the workspace")
+            out.append(f"{ind}with core.last_tile():")
+            out += [f"{ind}    CopyOut(w{j}[GetBlockIdx()], None, acc{j})"
+                    for j in range(len(self.accs))]
+            out.append(f"{ind}SyncAll()  # every core's partials are in GM")
+            out.append(f"{ind}if GetBlockIdx() == GetBlockNum() - 1:  # the last core combines")
+            out.append(f"{ind}    with core.tile():")
+            ind += "        "
+            for j, (rtype, dt, aflags) in enumerate(self.accs):
+                out.append(f"{ind}p{j} = CopyIn(q_p{j}, w{j})  # {block_dim} partials")
+                out.append(f"{ind}{REDUCE_UFUNC[rtype]}.reduce(p{j}, axis=0, out=acc{j})")
+                out.append(f"{ind}Vec('reduce', p{j})")
+        elif self.split or any(not t for *_, t in self.outs.values()):
             out.append(f"{ind}# after the last tile, in its pass: the epilogue on the partial "
                        "results")
             out.append(f"{ind}with core.last_tile():")
             ind += "    "
-            for j, (rtype, dt, aflags) in enumerate(self.accs):
+        if self.split or any(not t for *_, t in self.outs.values()):
+            for j, (rtype, dt, aflags) in enumerate([] if multi else self.accs):
                 fill = "ones" if rtype == "all" else "zeros"
                 out.append(f"{ind}if acc{j} is None:\n{ind}    acc{j} = "
                            f"np.{fill}({self._shape(aflags, '1')}, dtype=np.{dt})")
