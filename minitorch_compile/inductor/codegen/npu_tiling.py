@@ -9,13 +9,15 @@ results), the body's instructions with their vector costs.  The algorithm (``pla
 1. every live UB buffer at ``rows`` per tile — queues x 2 (double buffering), temporaries,
    resident inputs, partial results, each 32-byte aligned — must fit UB: the largest such
    ``rows`` bounds the tile; if one row does not fit, ``NPUCompileError`` names the buffers;
-2. for each core count (every core at least one row; a split reduction: one core) and each tile
-   count per core up to ``MAX_TILES_PER_CORE``, estimate one core's time with the launch's own
-   pipeline model (``npu/launch.py``: per tile MTE2 / Vector / MTE3 of its bytes and vector
-   cycles) and the shared bandwidth; the fastest wins, a tie goes to fewer cores, then fewer
-   tiles;
-3. a core count whose resident inputs (read once per core) would add more than
-   ``MAX_EXTRA_BYTES`` to the kernel's GM bytes is not considered.
+2. for each core count (every core at least one row) and each tile count per core up to
+   ``MAX_TILES_PER_CORE``, estimate one core's time with the launch's own pipeline model
+   (``npu/launch.py``: per tile MTE2 / Vector / MTE3 of its bytes and vector cycles) and the
+   shared bandwidth — a split reduction on several cores adds its partials' copy out,
+   ``SyncAll()`` and the last core's combine pass; the fastest wins, a tie goes to fewer
+   cores, then fewer tiles;
+3. a core count whose resident inputs (read once per core) and workspace partials (written
+   and read back once per core) would add more than ``MAX_EXTRA_BYTES`` to the kernel's GM
+   bytes is not considered.
 """
 
 from __future__ import annotations
