@@ -123,7 +123,6 @@ class NPUTiling:
         while lo < hi:  # the largest row count that fits
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if used(mid) <= spec.ub_bytes else (lo, mid - 1)
-        resident = sum(self._fixed_bytes(fl, dt) for dt, fl in self.resident.values())
         best = None
         for cores in [1] if self.split and not multi else range(1, min(spec.num_cores, n) + 1):
             per = math.ceil(n / cores)
