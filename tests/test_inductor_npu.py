@@ -364,3 +364,20 @@ def test_a_reduction_of_a_reductions_result_is_not_computed_from_partials(device
         mtc.dynamo.reset()
         np.testing.assert_allclose(mtc.compile(fn)(x).cpu().numpy(), fn(x.cpu()).numpy(),
                                    rtol=1e-4, atol=1e-3)
+
+
+def test_multicore_split_reduction_timing_has_the_sync_and_the_combine():
+    """Kernel time = the slowest core before SyncAll + sync_all_cycles + the combine pass;
+    the last core's timeline draws its combine after the sync."""
+    from minitorch_compile.npu.report import schedule
+
+    _, (k,) = _split_run(lambda a: a.mean(), mtc.randn(1024, 1024, device="npu"))
+    spec = mtc.npu.get_spec()
+    assert k.block_dim == spec.num_cores and all(c.barrier is not None for c in k.cores)
+    last = k.cores[-1]
+    before = max(c.before for c in k.cores)
+    after = max(c.pipelined - c.before for c in k.cores)
+    assert after == last.pipelined - last.before > 0  # only the last core combines
+    assert spec.cycles_to_us(before + spec.sync_all_cycles + after) == pytest.approx(k.time_us)
+    combine = [s for lane, n, s, e in schedule(last) if n == sum(t for t, _ in last.tiles) - 1]
+    assert min(combine) >= last.before + spec.sync_all_cycles - 1e-6
