@@ -93,7 +93,9 @@ _FUNC = re.compile(r"np\.(\w+)(\.reduce)?\(")
 class NPUKernel(NPUTiling, NumpyKernel):
     """The CPU kernel's analysis, emitted as CopyIn → Compute → CopyOut over UB tiles."""
 
-    def __init__(self, group, module, materialized: set, name: str):
+    def __init__(self, group, module, materialized: set, name: str,
+                 reduced_first: bool = False):
+        self.reduced_first = reduced_first  # tiles over the reduced dims (``choose_kernel``)
         self.tiled_in: dict = {}  # view name -> (dtype, flags)
         self.resident: dict = {}
         self.outs: dict = {}  # store view -> (dtype, flags, tiled)
@@ -140,6 +142,12 @@ class NPUKernel(NPUTiling, NumpyKernel):
         bias over rows) is resident in every core and read from GM once *per core*; tiled
         over its own dim, each core reads only its slice (a strided copy of the others)."""
         fr = self.frame
+        if self.reduced_first and any(fr.reduce) and not all(fr.reduce):
+            # as the CPU's hook: not when a node needs a finished reduction inside the loop
+            kinds = {n.name: n.placement(frame) for n in self.group.nodes}
+            return not any(kinds[n.name] != "outer" and kinds.get(d.name) in ("reduction",
+                                                                              "outer")
+                           for n in self.group.nodes for d in n.deps(frame)[0])
         if any(fr.reduce) or len(fr.sizes) < 2:
             return False
 
@@ -176,10 +184,11 @@ class NPUKernel(NPUTiling, NumpyKernel):
         self.block_dim, self.rows = block_dim, rows
         self.ws_cores = block_dim if self.split else 1  # partials in the GM workspace
         self.ub_bytes = sum(c * b for _, c, b in self.buffers(rows, slots + eslots))
-        self.module.npu_plans.append(NPUKernelPlan(
+        self.plan_record = NPUKernelPlan(
             self.name, block_dim, per, rows, math.ceil(per / rows), self.ub_bytes,
             [(name, c, b) for name, c, b in self.buffers(rows, slots + eslots)],
-            self.num_bytes))
+            self.num_bytes)
+        self.module.npu_plans.append(self.plan_record)
         min_read = sum(numel(self.module.buffer(a).get_size()) *
                        self.module.buffer(a).get_dtype().itemsize
                        for a in self.args if a not in self.group.writes)
@@ -269,6 +278,37 @@ class NPUKernel(NPUTiling, NumpyKernel):
         return "\n".join(out)
 
 
+def choose_kernel(group, module, materialized: set, name: str) -> NPUKernel:
+    """The group's kernel; a reduction to fewer outputs than cores (a narrow layer's bias
+    gradient ``grad.sum(0)``) is built both ways — tiled over the kept dims (at most one core
+    per output) and tiled over the reduced dims (a split reduction on up to every core,
+    partials combined) — and the faster by the tiling function's model is kept (a tie, or a
+    frame that does not fit UB, goes to the other)."""
+    kern = NPUKernel(group, module, materialized, name)
+    fr = kern.frame
+    kept = numel([s for s, r in zip(fr.sizes, fr.reduce) if not r])
+    if not config.npu_multicore_reduction or all(fr.reduce) or not any(fr.reduce) or \
+            kept >= get_spec().num_cores:
+        return kern
+    alt = NPUKernel(group, module, materialized, name, reduced_first=True)
+    if not alt.split:
+        return kern
+    built, error = [], None
+    for k in (kern, alt):
+        try:
+            built.append((k.estimate if (src := k.codegen()) else 0, k, src))
+        except NPUCompileError as e:
+            error = e
+    if not built:
+        raise error
+    _, best, src = min(built, key=lambda b: b[0])
+    for _, k, _ in built:
+        if k is not best:
+            module.npu_plans.remove(k.plan_record)
+    best.codegen = lambda: src
+    return best
+
+
 def _with_cost(ins: Instr, refs: dict) -> Instr:
     """Append ``Vec(cost name, operands)`` to an instruction (its vector cycles)."""
     m = _FUNC.search(ins.fmt)
@@ -294,7 +334,7 @@ class NPUWrapperCodeGen(WrapperCodeGen):
     """The CPU wrapper (memory planning, ``call``), with npu kernels, npu extern kernels and
     npu tensors out."""
 
-    kernel_class = NPUKernel
+    kernel_class = staticmethod(choose_kernel)
     header = HEADER
 
     def __init__(self, graph, scheduler):

@@ -137,8 +137,10 @@ class NPUTiling:
                 if best is None or t < best[0] - 1e-9:
                     best = (t, block_dim, per, rows)
         if best is None:  # not even a core's whole share in 16 tiles: the largest tile
+            self.estimate = math.inf
             per = max(1, n if self.split else math.ceil(n / max(1, min(spec.num_cores, n))))
             return max(1, math.ceil(n / per)), per, lo
+        self.estimate = best[0]  # cycles, by the model (``choose_kernel`` compares two frames)
         return best[1:]
 
     def _extra_bytes(self, block_dim: int) -> int:
