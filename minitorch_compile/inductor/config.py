@@ -35,3 +35,7 @@ allow_buffer_reuse: bool = True
 # format path, with cast elimination) or read ND directly (False: ND->NZ on the fly in the copy)
 npu_buffer_num: int = 2
 npu_cube_nz: bool = False
+# a split reduction (``x.sum()``: the tiles cut the reduction) may run on several AI cores, each
+# writing its partial to a GM workspace that the last core combines after ``SyncAll()`` (False:
+# one core, its partial results in UB — the tiling function then never considers more)
+npu_multicore_reduction: bool = True

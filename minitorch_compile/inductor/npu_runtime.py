@@ -11,6 +11,8 @@ calls; this module is small on purpose, so the generated code reads as the whole
 ``CopyOut(gm_view, que, ub)``        MTE3: UB -> GM through the VECOUT queue
 ``Tiles(core, c0, c1, rows)``        the core's tile loop; each pass is one ``core.tile()``
 ``block_range(i, n, per)``           the rows of block ``GetBlockIdx() == i``
+``SyncAll()``                        every core waits for all (a split reduction's partials
+                                     are in the GM workspace after it)
 ``call_npu(op, args)``               an extern kernel (``mm``) or fallback as the npu eager kernel
 ===================================  ============================================================
 
@@ -29,7 +31,9 @@ from ..npu.kernel import (  # noqa: F401 - re-exported for the generated modules
     VECIN,
     VECOUT,
     GetBlockIdx,
+    GetBlockNum,
     KernelLaunch,
+    SyncAll,
     TBuf,
     TPipe,
     TQue,

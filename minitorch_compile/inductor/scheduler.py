@@ -300,7 +300,10 @@ class Scheduler:
                 if dep.index != write:
                     return Reject("index mismatch",
                             f"{n.name} reads {dep.name}[{dep.index}], written at [{write}]")
-                if not frame[0] and n.placement(frame).startswith("full") and \
+                # all reduced (R = ()): tiles cut the reduction, so a reduction's result is
+                # finished only after the loop; an element or a second reduction needing it
+                # (``x.var()``: the sum of squares reads the mean) needs a second pass
+                if not frame[0] and n.placement(frame) != "outer" and \
                         not producer.placement(frame).startswith("full"):
                     return Reject("needs a second pass",
                             f"{n.name} needs all of {dep.name} (a full reduction) per element")

@@ -157,6 +157,13 @@ def GetBlockNum() -> int:  # noqa: N802
     return _state.launch.block_dim
 
 
+def SyncAll() -> None:  # noqa: N802
+    """Every core waits until all reach this point (the cores' GM writes before it are visible
+    after it); costs ``spec.sync_all_cycles`` once, after the slowest core (``launch.py``).
+    Cores run one after the other here, so work after it belongs to the last core's pass."""
+    _current_core().sync_all()
+
+
 # --------------------------------------------------------------------------- instructions
 
 

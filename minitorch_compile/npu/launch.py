@@ -10,6 +10,8 @@ kernel's time follows from them::
                  >= 2 buffers (double buffering), else = serial
     exposed    = DMA latency x (1 if the kernel reads GM) + DMA latency x (1 if it writes GM)
     kernel     = max(slowest core, total GM bytes / aggregate GM bandwidth + exposed)
+                 (with ``SyncAll()``: the slowest core's tiles before it + ``sync_all_cycles``
+                 + the slowest core's tiles after it, each part pipelined on its own)
     lower bound = max(min GM bytes / aggregate bandwidth, vector or cube cycles / all cores)
                   + exposed
 
@@ -79,6 +81,7 @@ class CoreContext:
         self.queue_depths: list[int] = []
         self._tile: Tile | None = None
         self._implicit = False
+        self.barrier: int | None = None  # tiles issued before SyncAll()
         self.gm_read = self.gm_write = self.l1_bytes = self.l0_bytes = 0
 
     def add(self, stage: str, cycles: float, *, latency: float = 0, gm_read=0, gm_write=0,
@@ -127,6 +130,11 @@ class CoreContext:
         finally:
             self._tile = None
 
+    def sync_all(self) -> None:
+        """``SyncAll()``: the tiles so far finish on every core before any core goes on."""
+        self.barrier = len(self._tiles)
+        self._tile = None
+
     def tiles(self, n: int):
         """``for i in core.tiles(n)``: n separate tiles, the plain Ascend C loop."""
         for i in range(n):
@@ -135,13 +143,20 @@ class CoreContext:
 
     def timing(self) -> CoreTiming:
         double = bool(self.queue_depths) and min(self.queue_depths) >= 2
-        serial = sum(t.times * sum(t.cycles.values()) for t in self._tiles)
         tiles = [(t.times, dict(t.cycles)) for t in self._tiles]
         latency = [dict(t.latency) for t in self._tiles]
-        pipelined = pipeline(tiles, double, latency=latency)[1] if double else serial
+
+        def phase(lo, hi):  # (pipelined, serial) of tiles[lo:hi]; a barrier drains the pipe
+            serial = sum(t.times * sum(t.cycles.values()) for t in self._tiles[lo:hi])
+            if not double or lo == hi:
+                return serial, serial
+            return pipeline(tiles[lo:hi], True, latency=latency[lo:hi])[1], serial
+        b = len(tiles) if self.barrier is None else self.barrier
+        (before, serial_before), (after, serial_after) = phase(0, b), phase(b, len(tiles))
         totals = {s: sum(t.times * t.cycles[s] for t in self._tiles) for s in units.STAGES}
-        return CoreTiming(self.index, self.replicas, double, pipelined, serial, totals,
-                          self.buffers["UB"].peak, tiles, latency)
+        return CoreTiming(self.index, self.replicas, double, before + after,
+                          serial_before + serial_after, totals, self.buffers["UB"].peak, tiles,
+                          latency, self.barrier, before, serial_before)
 
 
 class KernelLaunch:
@@ -203,6 +218,11 @@ class KernelLaunch:
         ceiling = (read + write) / spec.gm_bytes_per_cycle + exposed
         pipelined = max([ceiling] + [t.pipelined for t in timings])
         serial = max([ceiling] + [t.serial for t in timings])
+        if any(t.barrier is not None for t in timings):  # SyncAll: the slowest core, twice
+            pipelined = max(ceiling, max(t.before for t in timings) + spec.sync_all_cycles +
+                            max(t.pipelined - t.before for t in timings))
+            serial = max(ceiling, max(t.serial_before for t in timings) + spec.sync_all_cycles
+                         + max(t.serial - t.serial_before for t in timings))
         min_bytes = (read if self.min_read is None else self.min_read) + \
             (write if self.min_write is None else self.min_write)
         mem_lb = min_bytes / spec.gm_bytes_per_cycle

@@ -33,6 +33,9 @@ class CoreTiming:
     peak_ub_bytes: int
     tiles: list  # [(times, {stage: cycles})] in loop order: what a timeline draws
     latency: list = field(default_factory=list)  # per tile: {stage: DMA start-up cycles}
+    barrier: int | None = None  # tiles before ``SyncAll()``; the rest run after every core's
+    before: float = 0.0  # pipelined cycles of the tiles before the barrier
+    serial_before: float = 0.0
 
 
 @dataclass

@@ -27,8 +27,19 @@ LANES = ("MTE2", "MTE1", "Cube", "Vector", "MTE3")
 
 def schedule(core) -> list:
     """[(lane, tile number, start, end)] in cycles for one core's ``CoreTiming``: the timing
-    model's own schedule (``launch.pipeline``), drawing at most 50 repeats of a tile."""
-    return pipeline(core.tiles, core.double_buffered, explicit=50, latency=core.latency)[0]
+    model's own schedule (``launch.pipeline``), drawing at most 50 repeats of a tile.  Tiles
+    after a ``SyncAll()`` start ``sync_all_cycles`` after this core's tiles before it (the
+    kernel's time waits for the slowest core instead)."""
+    b = len(core.tiles) if getattr(core, "barrier", None) is None else core.barrier
+    spans, end = pipeline(core.tiles[:b], core.double_buffered, explicit=50,
+                          latency=core.latency[:b])
+    if b == len(core.tiles):
+        return spans
+    first = sum(t for t, _ in core.tiles[:b])
+    start = end + get_spec().sync_all_cycles
+    after = pipeline(core.tiles[b:], core.double_buffered, explicit=50,
+                     latency=core.latency[b:])[0]
+    return spans + [(lane, n + first, s + start, e + start) for lane, n, s, e in after]
 
 
 def timeline_text(rec, core: int = 0, width: int = 72) -> str:

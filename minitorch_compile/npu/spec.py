@@ -68,6 +68,9 @@ class NPUSpec:
     gm_bandwidth_bytes_per_s: float = 1.6e12  # aggregate HBM bandwidth, shared by cores
     core_gm_bytes_per_cycle: float = 128.0  # the most one core's MTE2/MTE3 can move per cycle
     dma_latency_cycles: int = 500  # fixed start-up cost of every DataCopy
+    # assumption: ``SyncAll()`` (every core waits for all): each core writes a flag to GM and
+    # reads the others' back, one DMA start-up each way
+    sync_all_cycles: int = 1000
     mte1_bytes_per_cycle: float = 256.0  # L1 -> L0A/L0B
     min_core_bytes: int = 4096  # a kernel gives each core at least this much work
     # compute

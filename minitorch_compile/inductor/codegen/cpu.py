@@ -233,7 +233,7 @@ class NumpyKernel:
             return False
         kinds = {n.name: n.placement(frame) for n in self.group.nodes}
         for n in self.group.nodes:
-            if kinds[n.name].startswith("full") and any(
+            if kinds[n.name] != "outer" and any(  # needs a finished result: no split
                     kinds.get(d.name) in ("reduction", "outer") for d in n.deps(frame)[0]):
                 return False
         reduced = {v for v, r in zip(fr.names, fr.reduce) if r}

@@ -36,9 +36,10 @@ The algorithm:
    row does not: ``NPUCompileError`` naming every buffer and its bytes); the core count
    (``GetBlockIdx()``) and the tile count per core are the fastest by the launch's pipeline
    model.  A pointwise frame is tiled over the dim every input varies along, so a broadcast
-   input (a bias) is not read once per core.  A group whose tiles cut a reduction (the CPU's
-   *split* reductions: ``x.sum()``, ``x.sum(0)``) keeps its partial results in UB across tiles
-   and runs on one core, so no cross-core combine is needed (a shortcut: see docs/npu.md);
+   input (a bias) is not read once per core.  A group whose tiles cut a reduction (a *split*
+   reduction: ``x.sum()``) keeps its partial results in UB across tiles; on several cores each
+   core then copies its partials to a GM workspace, ``SyncAll()`` waits for all, and the last
+   core reads them back, combines them and runs the epilogue;
 4. inputs constant along the tile dim are copied with the first tile (one DMA burst) and stay
    resident; an epilogue after the loop runs in the last tile's pass, its copies going out
    with that tile's.
@@ -53,7 +54,7 @@ from ...npu.spec import get_spec
 from .. import config
 from ..ir import InputBuffer, numel
 from .common import Value, np_dtype
-from .cpu import Frame, Instr, NumpyKernel, _finish
+from .cpu import REDUCE_UFUNC, Frame, Instr, NumpyKernel, _finish
 from .npu_cube import eliminate_casts, matmul_lines
 from .npu_tiling import (  # noqa: F401 - NPUCompileError: the error this target raises
     NPUCompileError,
@@ -70,7 +71,8 @@ from minitorch_compile._tensor import Tensor
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
 from minitorch_compile.inductor.npu_runtime import (VECIN, VECOUT, Alloc, CopyIn, CopyOut,
-    GetBlockIdx, KernelLaunch, TBuf, TPipe, TQue, Tiles, Vec, block_range, buffer_num,
+    GetBlockIdx, GetBlockNum, KernelLaunch, SyncAll, TBuf, TPipe, TQue, Tiles, Vec, block_range,
+    buffer_num,
     call_npu, nd_data, npu_matmul)
 from minitorch_compile.inductor.codegen.npu_cube import FRACTAL_NZ, ND, cube_mm, npu_cast
 NPU = mtc.device("npu")
@@ -91,7 +93,9 @@ _FUNC = re.compile(r"np\.(\w+)(\.reduce)?\(")
 class NPUKernel(NPUTiling, NumpyKernel):
     """The CPU kernel's analysis, emitted as CopyIn → Compute → CopyOut over UB tiles."""
 
-    def __init__(self, group, module, materialized: set, name: str):
+    def __init__(self, group, module, materialized: set, name: str,
+                 reduced_first: bool = False):
+        self.reduced_first = reduced_first  # tiles over the reduced dims (``choose_kernel``)
         self.tiled_in: dict = {}  # view name -> (dtype, flags)
         self.resident: dict = {}
         self.outs: dict = {}  # store view -> (dtype, flags, tiled)
@@ -138,6 +142,12 @@ class NPUKernel(NPUTiling, NumpyKernel):
         bias over rows) is resident in every core and read from GM once *per core*; tiled
         over its own dim, each core reads only its slice (a strided copy of the others)."""
         fr = self.frame
+        if self.reduced_first and any(fr.reduce) and not all(fr.reduce):
+            # as the CPU's hook: not when a node needs a finished reduction inside the loop
+            kinds = {n.name: n.placement(frame) for n in self.group.nodes}
+            return not any(kinds[n.name] != "outer" and kinds.get(d.name) in ("reduction",
+                                                                              "outer")
+                           for n in self.group.nodes for d in n.deps(frame)[0])
         if any(fr.reduce) or len(fr.sizes) < 2:
             return False
 
@@ -172,11 +182,13 @@ class NPUKernel(NPUTiling, NumpyKernel):
         block_dim, per, rows = self.plan(slots + eslots)
         n = fr.sizes[0]
         self.block_dim, self.rows = block_dim, rows
+        self.ws_cores = block_dim if self.split else 1  # partials in the GM workspace
         self.ub_bytes = sum(c * b for _, c, b in self.buffers(rows, slots + eslots))
-        self.module.npu_plans.append(NPUKernelPlan(
+        self.plan_record = NPUKernelPlan(
             self.name, block_dim, per, rows, math.ceil(per / rows), self.ub_bytes,
             [(name, c, b) for name, c, b in self.buffers(rows, slots + eslots)],
-            self.num_bytes))
+            self.num_bytes)
+        self.module.npu_plans.append(self.plan_record)
         min_read = sum(numel(self.module.buffer(a).get_size()) *
                        self.module.buffer(a).get_dtype().itemsize
                        for a in self.args if a not in self.group.writes)
@@ -185,6 +197,10 @@ class NPUKernel(NPUTiling, NumpyKernel):
         out = [f"def {self.name}({params}):"]
         out += [f"    {line}" for line in self.view_lines]
         out.append("    nbuf = buffer_num()  # buffers per queue: 2 = double buffering")
+        multi = self.split and block_dim > 1
+        for j, (_, dt, aflags) in enumerate(self.accs if multi else []):
+            out.append(f"    w{j} = np.empty(({block_dim},) + {self._shape(aflags, '1')}, "
+                       f"dtype=np.{dt})  # GM workspace: one partial per core")
         out.append(f"    with KernelLaunch({self.name!r}, {block_dim}, kind='inductor', "
                    f"min_read_bytes={min_read}, min_write_bytes={self.num_bytes - min_read}"
                    ") as k:")
@@ -196,10 +212,11 @@ class NPUKernel(NPUTiling, NumpyKernel):
             if kind == "x":
                 out.append(f"{ind}q_{name} = TQue(VECIN, name={name!r}); "
                            f"pipe.InitBuffer(q_{name}, nbuf, {nbytes})")
-            elif kind == "y":
-                depth = "nbuf" if count > 1 else "1"
+            elif kind == "y" and count > 1:
                 out.append(f"{ind}q_{name} = TQue(VECOUT, name={name!r}); "
-                           f"pipe.InitBuffer(q_{name}, {depth}, {nbytes})")
+                           f"pipe.InitBuffer(q_{name}, nbuf, {nbytes})")
+            elif kind in "yp":  # used once, after the loop: no queue, so not in the pipeline
+                out.append(f"{ind}q_{name} = TBuf({name!r}); pipe.InitBuffer(q_{name}, {nbytes})")
             else:
                 out.append(f"{ind}t_{name} = TBuf({name!r}); pipe.InitBuffer(t_{name}, {nbytes})")
         for j in range(len(self.accs)):
@@ -224,12 +241,27 @@ class NPUKernel(NPUTiling, NumpyKernel):
         for k, (dt, fl, tiled) in self.outs.items():
             if tiled:
                 out.append(f"{ind2}CopyOut(o{k}[t0:t1], q_y{k}, y{k})")
-        if self.split or any(not t for *_, t in self.outs.values()):
+        if multi:
+            out.append(f"{ind}# after the last tile, in its pass: this core's partial results "
+                       "-> its row of the workspace")
+            out.append(f"{ind}with core.last_tile():")
+            out += [f"{ind}    CopyOut(w{j}[GetBlockIdx()], None, acc{j})"
+                    for j in range(len(self.accs))]
+            out.append(f"{ind}SyncAll()  # every core's partials are in GM")
+            out.append(f"{ind}if GetBlockIdx() == GetBlockNum() - 1:  # the last core combines")
+            out.append(f"{ind}    with core.tile():")
+            ind += "        "
+            for j, (rtype, dt, aflags) in enumerate(self.accs):
+                out.append(f"{ind}p{j} = CopyIn(q_p{j}, w{j})  # {block_dim} partials")
+                out.append(f"{ind}{REDUCE_UFUNC[rtype]}.reduce(p{j}, axis=0, out=acc{j})")
+                out.append(f"{ind}Vec('reduce', p{j})")
+        elif self.split or any(not t for *_, t in self.outs.values()):
             out.append(f"{ind}# after the last tile, in its pass: the epilogue on the partial "
                        "results")
             out.append(f"{ind}with core.last_tile():")
             ind += "    "
-            for j, (rtype, dt, aflags) in enumerate(self.accs):
+        if self.split or any(not t for *_, t in self.outs.values()):
+            for j, (rtype, dt, aflags) in enumerate([] if multi else self.accs):
                 fill = "ones" if rtype == "all" else "zeros"
                 out.append(f"{ind}if acc{j} is None:\n{ind}    acc{j} = "
                            f"np.{fill}({self._shape(aflags, '1')}, dtype=np.{dt})")
@@ -244,6 +276,37 @@ class NPUKernel(NPUTiling, NumpyKernel):
                 if not tiled:
                     out.append(f"{ind}CopyOut(o{k}, q_y{k}, y{k})")
         return "\n".join(out)
+
+
+def choose_kernel(group, module, materialized: set, name: str) -> NPUKernel:
+    """The group's kernel; a reduction to fewer outputs than cores (a narrow layer's bias
+    gradient ``grad.sum(0)``) is built both ways — tiled over the kept dims (at most one core
+    per output) and tiled over the reduced dims (a split reduction on up to every core,
+    partials combined) — and the faster by the tiling function's model is kept (a tie, or a
+    frame that does not fit UB, goes to the other)."""
+    kern = NPUKernel(group, module, materialized, name)
+    fr = kern.frame
+    kept = numel([s for s, r in zip(fr.sizes, fr.reduce) if not r])
+    if not config.npu_multicore_reduction or all(fr.reduce) or not any(fr.reduce) or \
+            kept >= get_spec().num_cores:
+        return kern
+    alt = NPUKernel(group, module, materialized, name, reduced_first=True)
+    if not alt.split:
+        return kern
+    built, error = [], None
+    for k in (kern, alt):
+        try:
+            built.append((k.estimate if (src := k.codegen()) else 0, k, src))
+        except NPUCompileError as e:
+            error = e
+    if not built:
+        raise error
+    _, best, src = min(built, key=lambda b: b[0])
+    for _, k, _ in built:
+        if k is not best:
+            module.npu_plans.remove(k.plan_record)
+    best.codegen = lambda: src
+    return best
 
 
 def _with_cost(ins: Instr, refs: dict) -> Instr:
@@ -271,7 +334,7 @@ class NPUWrapperCodeGen(WrapperCodeGen):
     """The CPU wrapper (memory planning, ``call``), with npu kernels, npu extern kernels and
     npu tensors out."""
 
-    kernel_class = NPUKernel
+    kernel_class = staticmethod(choose_kernel)
     header = HEADER
 
     def __init__(self, graph, scheduler):

@@ -9,13 +9,15 @@ results), the body's instructions with their vector costs.  The algorithm (``pla
 1. every live UB buffer at ``rows`` per tile — queues x 2 (double buffering), temporaries,
    resident inputs, partial results, each 32-byte aligned — must fit UB: the largest such
    ``rows`` bounds the tile; if one row does not fit, ``NPUCompileError`` names the buffers;
-2. for each core count (every core at least one row; a split reduction: one core) and each tile
-   count per core up to ``MAX_TILES_PER_CORE``, estimate one core's time with the launch's own
-   pipeline model (``npu/launch.py``: per tile MTE2 / Vector / MTE3 of its bytes and vector
-   cycles) and the shared bandwidth; the fastest wins, a tie goes to fewer cores, then fewer
-   tiles;
-3. a core count whose resident inputs (read once per core) would add more than
-   ``MAX_EXTRA_BYTES`` to the kernel's GM bytes is not considered.
+2. for each core count (every core at least one row) and each tile count per core up to
+   ``MAX_TILES_PER_CORE``, estimate one core's time with the launch's own pipeline model
+   (``npu/launch.py``: per tile MTE2 / Vector / MTE3 of its bytes and vector cycles) and the
+   shared bandwidth — a split reduction on several cores adds its partials' copy out,
+   ``SyncAll()`` and the last core's combine pass; the fastest wins, a tie goes to fewer
+   cores, then fewer tiles;
+3. a core count whose resident inputs (read once per core) and workspace partials (written
+   and read back once per core) would add more than ``MAX_EXTRA_BYTES`` to the kernel's GM
+   bytes is not considered.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ...npu import units
 from ...npu.launch import pipeline
 from ...npu.memory import round_up
 from ...npu.spec import get_spec
+from .. import config
 from ..ir import numel
 from .common import Value
 
@@ -93,6 +96,9 @@ class NPUTiling:
         out += [(f"b{j}", 1, tile_bytes(fl, dt)) for j, (fl, dt) in enumerate(slots)]
         out += [(f"acc{j}", 1, round_up(self._fixed_bytes(fl, dt), al))
                 for j, (_, dt, fl) in enumerate(self.accs)]
+        ws = getattr(self, "ws_cores", 1)  # a multi-core split reduction: the partials read back
+        out += [(f"p{j}", 1, round_up(ws * self._fixed_bytes(fl, dt), al))
+                for j, (_, dt, fl) in enumerate(self.accs if ws > 1 else [])]
         return [(name, c, max(b, al)) for name, c, b in out]  # no empty allocation
 
     def plan(self, slots: list) -> tuple:
@@ -103,6 +109,8 @@ class NPUTiling:
         cores than keep those extra reads within ``MAX_EXTRA_BYTES`` of the kernel's bytes."""
         spec = get_spec()
         n = self.frame.sizes[0]
+        multi = self.split and config.npu_multicore_reduction
+        self.ws_cores = min(spec.num_cores, n) if multi else 1  # the most partials read back
 
         def used(rows):
             return sum(c * b for _, c, b in self.buffers(rows, slots))
@@ -115,14 +123,12 @@ class NPUTiling:
         while lo < hi:  # the largest row count that fits
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if used(mid) <= spec.ub_bytes else (lo, mid - 1)
-        resident = sum(self._fixed_bytes(fl, dt) for dt, fl in self.resident.values())
         best = None
-        # a split reduction keeps its partial results on one core (see the docstring)
-        for cores in [1] if self.split else range(1, min(spec.num_cores, n) + 1):
+        for cores in [1] if self.split and not multi else range(1, min(spec.num_cores, n) + 1):
             per = math.ceil(n / cores)
             block_dim = math.ceil(n / per)
-            if block_dim > 1 and resident * (block_dim - 1) > MAX_EXTRA_BYTES * self.num_bytes:
-                break  # more cores would read the resident inputs too often
+            if block_dim > 1 and self._extra_bytes(block_dim) > MAX_EXTRA_BYTES * self.num_bytes:
+                break  # more cores would read the resident inputs (or the partials) too often
             for k in range(1, min(MAX_TILES_PER_CORE, per) + 1):
                 rows = math.ceil(per / k)
                 if rows > lo:
@@ -131,9 +137,22 @@ class NPUTiling:
                 if best is None or t < best[0] - 1e-9:
                     best = (t, block_dim, per, rows)
         if best is None:  # not even a core's whole share in 16 tiles: the largest tile
+            self.estimate = math.inf
             per = max(1, n if self.split else math.ceil(n / max(1, min(spec.num_cores, n))))
             return max(1, math.ceil(n / per)), per, lo
+        self.estimate = best[0]  # cycles, by the model (``choose_kernel`` compares two frames)
         return best[1:]
+
+    def _extra_bytes(self, block_dim: int) -> int:
+        """GM bytes beyond the minimum on ``block_dim`` cores: each core's copy of the resident
+        inputs after the first, and a split reduction's partials written to the workspace and
+        read back (``block_dim`` of each)."""
+        resident = sum(self._fixed_bytes(fl, dt) for dt, fl in self.resident.values())
+        ws = 2 * block_dim * self._partial_bytes() if self.split and block_dim > 1 else 0
+        return resident * (block_dim - 1) + ws
+
+    def _partial_bytes(self) -> int:
+        return sum(self._fixed_bytes(fl, dt) for _, dt, fl in self.accs)
 
     def _estimate(self, rows: int, per: int, block_dim: int) -> float:
         """One core's cycles at ``rows`` per tile, from the same pipeline model the launch
@@ -164,9 +183,25 @@ class NPUTiling:
         first["MTE2"] += resident / bw
         tiles = [(1, first)] + ([(k - 1, tile(rows))] if k > 1 else []) + \
             ([(1, tile(last))] if last else [])
+        multi = self.split and block_dim > 1
+        # after the loop, with the last tile's copies: a split reduction's outputs (one core)
+        # or its partials to the workspace (several)
+        out_bytes = sum(self._fixed_bytes(fl, dt) for dt, fl, t in self.outs.values() if not t)
+        tail = self._partial_bytes() if multi else out_bytes
+        if tail:
+            if tiles[-1][0] > 1:
+                tiles[-1:] = [(tiles[-1][0] - 1, tiles[-1][1]), (1, dict(tiles[-1][1]))]
+            end = tiles[-1][1]
+            end["MTE3"] = (end["MTE3"] or lat) + tail / bw
         latency = [{s: lat for s in ("MTE2", "MTE3") if c[s]} for _, c in tiles]
-        moved = self.num_bytes + resident * (block_dim - 1)
+        moved = self.num_bytes + self._extra_bytes(block_dim)
         ceiling = moved / spec.gm_bytes_per_cycle + 2 * lat
-        return max(ceiling, pipeline(tiles, True, latency=latency)[1])
+        t = pipeline(tiles, True, latency=latency)[1]
+        if multi:  # SyncAll, then the last core reads the partials back and combines them
+            ws = block_dim * self._partial_bytes()
+            vec = sum(units.vector_cycles(spec, "reduce", block_dim * self._fixed_bytes(fl, dt))
+                      for _, dt, fl in self.accs)
+            t += spec.sync_all_cycles + lat + ws / bw + vec + lat + out_bytes / bw
+        return max(ceiling, t)
 
     # ---------------------------------------------------------------- writing
