@@ -347,8 +347,13 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
                     out_spec_box.clear()
                     entry = cache.get(key)
             if pair is None and entry is None:
-                pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
-                                       partition_fn, decompositions, None)
+                try:
+                    pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
+                                           partition_fn, decompositions, None)
+                except AOTUnsupported:
+                    raise
+                except NotImplementedError as e:  # while tracing on fake tensors: nothing ran
+                    raise AOTUnsupported(f"aot_function: {e}") from e
         if entry is None:
             entry = (pair, out_spec_box[0],
                      _runtime_function(pair) if pair.backward else None)
