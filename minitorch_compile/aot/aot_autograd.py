@@ -100,13 +100,24 @@ class CompiledPair:
 counters: dict = {"total": 0}  # traces made by every aot_function (torch: counters["aot_autograd"])
 
 
+def _tensor_facts(a: Tensor) -> tuple:
+    """What a trace assumed of one tensor input: its sizes, strides (numpy's, in bytes: with
+    the dtype, the same fact as element strides), dtype, device and requires_grad.  The single
+    definition of a tensor's part of the cache keys (``_metadata_key``, ``_fast_key``)."""
+    d = a._data
+    # requires_grad (the property): a view whose base was written may have gained history
+    return (d.shape if a._sym_shape is None else a._sym_shape, d.strides, d.dtype, a._device,
+            a.requires_grad)
+
+
 def _metadata_key(flat_args) -> tuple:
+    """The cache key of any call: grad mode, then per argument a tensor's facts and the first
+    position it was passed at (which inputs are the same tensor), or a constant's repr."""
     key = [_dispatch.state.grad_enabled]
-    first_seen: dict = {}  # which inputs are the same tensor
+    first_seen: dict = {}
     for i, a in enumerate(flat_args):
         if isinstance(a, Tensor):
-            key.append(("T", tuple(a.shape), a.dtype.name, str(a.device), a.requires_grad,
-                        a.stride(), first_seen.setdefault(id(a), i)))
+            key.append(("T", _tensor_facts(a), first_seen.setdefault(id(a), i)))
         else:
             key.append(("C", type(a).__name__, repr(a)))
     return tuple(key)
@@ -374,17 +385,14 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
 
 
 def _fast_key(args: tuple):
-    """The cache key of a call with only distinct, plain tensors (no pytree work), or None.
-
-    Same facts as ``_metadata_key``: grad mode, and per tensor its shape, strides, dtype,
-    device and requires_grad."""
+    """The cache key of a call with only distinct, plain tensors (no pytree work), or None:
+    ``_metadata_key``'s facts without the pytree spec and the first-seen positions, which
+    such a call does not need."""
     key = ["fast", _dispatch.state.grad_enabled]
     for a in args:
         if not isinstance(a, Tensor):
             return None
-        d = a._data
-        # requires_grad (the property): a view whose base was written may have gained history
-        key.append((d.shape, d.strides, d.dtype, a._device, a.requires_grad))
+        key.append(_tensor_facts(a))
     if len({id(a) for a in args}) != len(args):
         return None
     return tuple(key)
