@@ -19,7 +19,7 @@ first call with given input metadata (shapes, dtypes, requires_grad), does:
    ``saved + tangents -> grads`` (``partitioners.py``), and compile each with its compiler;
 4. wrap the two in a generated ``autograd.Function`` — the tutorial's
    ``AOTTransformedFunction``: ``forward`` runs the compiled forward and saves exactly the
-   saved values; ``backward`` runs the compiled backward on them.
+   saved values; ``backward`` runs the compiled backward on them (``runtime_wrappers.py``).
 
 With no input requiring grad (or grad mode off), only the forward is traced and compiled.
 Later calls with the same metadata reuse the compiled pair.
@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 
 from .. import _dispatch
 from .._tensor import Tensor
-from ..autograd.function import Function
 from ..dynamo.symbolic_shapes import hint_int, is_symbolic
 from ..fx import make_fx
 from ..fx._pytree import tree_flatten, tree_unflatten
@@ -53,6 +52,7 @@ from ..report.trace import trace_event
 from .dynamic import _guards, _log_specialised, _symbolic_inputs, _symbolic_key, guards_hold
 from .functionalize import functionalize
 from .partitioners import FORWARD_TAG, default_partition
+from .runtime_wrappers import _run_entry, _runtime_function
 
 
 def _flat_graph(gm: GraphModule) -> GraphModule:
@@ -255,53 +255,6 @@ def _no_aliased_mutation(mutated: list, aliased: list) -> list:
     return mutated
 
 
-def _runtime_function(pair: CompiledPair):
-    """The generated ``autograd.Function`` around a compiled forward/backward pair."""
-    n_out = pair.num_outputs
-    num_fwd = n_out + len(pair.mutated_inputs)
-
-    class CompiledFunction(Function):
-        @staticmethod
-        def forward(ctx, *tensors):
-            fw_outs = list(pair.forward(*tensors))
-            outs, extra, saved = fw_outs[:n_out], fw_outs[n_out:num_fwd], fw_outs[num_fwd:]
-            # saved sizes (ints) come after the saved tensors, as torch's ctx.symints
-            n_tensors = sum(1 for v in saved if isinstance(v, Tensor))
-            ctx.save_for_backward(*saved[:n_tensors])
-            ctx.symints = saved[n_tensors:]
-            _apply_mutations(pair, tensors, extra)
-            outs = [o.detach() if any(o is t for t in tensors) else o for o in outs]
-            non_diff = [o for i, o in enumerate(outs) if isinstance(o, Tensor)
-                        and i not in pair.diff_outputs]
-            ctx.mark_non_differentiable(*non_diff)
-            ctx.tensor_outputs = [i for i, o in enumerate(outs) if isinstance(o, Tensor)]
-            return tuple(outs)
-
-        @staticmethod
-        def backward(ctx, *grad_outs):
-            # one gradient per *tensor* output (non-tensor outputs get none)
-            grad_of = dict(zip(ctx.tensor_outputs, grad_outs))
-            tangents = [grad_of[i] for i in pair.diff_outputs]
-            grads = list(pair.backward(*ctx.saved_tensors, *ctx.symints, *tangents))
-            full = [None] * len(ctx.needs_input_grad)
-            for g, k in zip(grads, pair.grad_inputs):
-                full[k] = g
-            return tuple(full)
-
-    return CompiledFunction
-
-
-def _apply_mutations(pair, tensors, extra) -> None:
-    """Write the final values of mutated inputs back into the caller's tensors."""
-    if not pair.mutated_inputs:
-        return
-    from ..autograd.grad_mode import no_grad
-
-    with no_grad():
-        for (i, _), value in zip(pair.mutated_inputs, extra):
-            tensors[i].copy_(value)
-
-
 def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partition,
                  decompositions=None, num_params_buffers: int = 0,
                  keep_inference_input_mutations=False, inference_compiler=None,
@@ -396,23 +349,6 @@ def _fast_key(args: tuple):
     if len({id(a) for a in args}) != len(args):
         return None
     return tuple(key)
-
-
-def _run_entry(entry, tensors: list):
-    pair, out_spec, runtime = entry
-    if runtime is None:
-        outs = list(pair.forward(*tensors))
-        if pair.mutated_inputs:
-            _apply_mutations(pair, tensors, outs[pair.num_outputs:])
-        outs = outs[:pair.num_outputs]
-    else:
-        outs = list(runtime.apply(*tensors))  # applies input mutations itself
-    if pair.history_inputs:  # the write again, recorded: the input's history (CopyBackward)
-        n = len(outs) - len(pair.history_inputs)
-        for k, value in zip(pair.history_inputs, outs[n:]):
-            tensors[k].copy_(value)
-        outs = outs[:n]
-    return tree_unflatten(outs, out_spec)
 
 
 def aot_module(mod, fw_compiler, bw_compiler=None, partition_fn=default_partition,
