@@ -19,15 +19,7 @@ import minitorch_compile as mtc
 from minitorch_compile import inductor
 from minitorch_compile.inductor import metrics
 
-
-@pytest.fixture(autouse=True)
-def strict_inductor():
-    """Any 'inductor: could not compile' warning fails the test."""
-    mtc.dynamo.reset()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message="inductor:")
-        yield
-    mtc.dynamo.reset()
+pytestmark = pytest.mark.usefixtures("strict_inductor")  # conftest.py
 
 
 def _close(a, b, dtype):
