@@ -426,18 +426,27 @@ def print_part2(ours: tuple, theirs: tuple | None) -> None:
               f"{verdict(ratio <= TARGET_OVERHEAD_RATIO)}")
 
 
+def _dynamic_rows(title: str, compilers: str, header: str, width: int, ours: dict,
+                  theirs: dict | None) -> list:
+    """Print a dynamic-shapes part's title and table header; return its rows as
+    (name, measurements, eager µs per call, compiled µs per call)."""
+    print(title)
+    print(f"{compilers}; per call: µs, loops of hits, best of repeats")
+    print(header)
+    print("-" * width)
+    rows = [("mtc", ours)] + ([("torch", theirs)] if theirs is not None else [])
+    return [(name, r, r["eager"] / N_CALLS * 1e6, r["warm"] / N_CALLS * 1e6) for name, r in rows]
+
+
 def print_part3(ours: dict, theirs: dict | None) -> None:
     lo, hi = SIZES
-    print(f"\nPart 3 — dynamic shapes: {N_CALLS:,} calls of function(inputs), sizes drawn from "
-          f"{lo}..{hi} (seed 0), requires_grad=True")
-    print('mtc = mtc.compile(backend="eager"), torch = torch.compile(backend="eager"); '
-          "per call: µs, loops of hits, best of repeats")
-    print(f"{'':<8}{'compiles:':>10}{'frame':>6}{'resume':>7}{'1st loop ms':>13}"
-          f"{'eager':>8}{'compiled':>10}{'ratio':>8}{'overhead':>10}")
-    print("-" * 80)
-    rows = [("mtc", ours)] + ([("torch", theirs)] if theirs is not None else [])
-    for name, r in rows:
-        eager, warm = r["eager"] / N_CALLS * 1e6, r["warm"] / N_CALLS * 1e6
+    rows = _dynamic_rows(
+        f"\nPart 3 — dynamic shapes: {N_CALLS:,} calls of function(inputs), sizes drawn from "
+        f"{lo}..{hi} (seed 0), requires_grad=True",
+        'mtc = mtc.compile(backend="eager"), torch = torch.compile(backend="eager")',
+        f"{'':<8}{'compiles:':>10}{'frame':>6}{'resume':>7}{'1st loop ms':>13}"
+        f"{'eager':>8}{'compiled':>10}{'ratio':>8}{'overhead':>10}", 80, ours, theirs)
+    for name, r, eager, warm in rows:
         print(f"{name:<8}{'':>10}{r['first']:6d}{r['resume']:7d}{r['cold'] * 1e3:13.1f}"
               f"{eager:8.1f}{warm:10.1f}{warm / eager:7.2f}x{warm - eager:10.1f}")
     ok = ours["first"] == TARGET_FIRST_FRAME_COMPILES
@@ -454,16 +463,13 @@ def print_part3(ours: dict, theirs: dict | None) -> None:
 
 def print_part4(ours: dict, theirs: dict | None) -> None:
     lo, hi = SIZES
-    print(f"\nPart 4 — dynamic shapes through Inductor: the same {N_CALLS:,} calls, "
-          f"sizes {lo}..{hi}")
-    print("mtc = mtc.compile() (inductor), torch = torch.compile() (inductor); per call: µs, "
-          "loops of hits, best of repeats")
-    print(f"{'':<8}{'frame':>6}{'resume':>7}{'AOT':>5}{'graphs':>7}{'1st loop ms':>13}"
-          f"{'eager':>8}{'compiled':>10}{'ratio':>8}")
-    print("-" * 72)
-    rows = [("mtc", ours)] + ([("torch", theirs)] if theirs is not None else [])
-    for name, r in rows:
-        eager, warm = r["eager"] / N_CALLS * 1e6, r["warm"] / N_CALLS * 1e6
+    rows = _dynamic_rows(
+        f"\nPart 4 — dynamic shapes through Inductor: the same {N_CALLS:,} calls, "
+        f"sizes {lo}..{hi}",
+        "mtc = mtc.compile() (inductor), torch = torch.compile() (inductor)",
+        f"{'':<8}{'frame':>6}{'resume':>7}{'AOT':>5}{'graphs':>7}{'1st loop ms':>13}"
+        f"{'eager':>8}{'compiled':>10}{'ratio':>8}", 72, ours, theirs)
+    for name, r, eager, warm in rows:
         aot = f"{r['aot']:5d}{r['graphs']:7d}" if "aot" in r else f"{'-':>5}{'-':>7}"
         resume = f"{r['resume']:7d}" if "resume" in r else f"{'-':>7}"
         print(f"{name:<8}{r['first']:6d}{resume}{aot}{r['cold'] * 1e3:13.1f}"

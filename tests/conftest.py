@@ -7,6 +7,7 @@ examples on every machine, so a CI run cannot fail on a draw nobody has seen); `
 """
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -32,6 +33,19 @@ def _seed():
     mtc.manual_seed(0)
     np.random.seed(0)
     yield
+
+
+@pytest.fixture
+def strict_inductor():
+    """Any 'inductor: could not compile' warning fails the test (the inductor test modules
+    use it: ``pytestmark = pytest.mark.usefixtures("strict_inductor")``)."""
+    import minitorch_compile as mtc
+
+    mtc.dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="inductor:")
+        yield
+    mtc.dynamo.reset()
 
 
 def torch_or_skip():

@@ -19,15 +19,7 @@ import minitorch_compile as mtc
 from minitorch_compile import inductor
 from minitorch_compile.inductor import metrics
 
-
-@pytest.fixture(autouse=True)
-def strict_inductor():
-    """Any 'inductor: could not compile' warning fails the test."""
-    mtc.dynamo.reset()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message="inductor:")
-        yield
-    mtc.dynamo.reset()
+pytestmark = pytest.mark.usefixtures("strict_inductor")  # conftest.py
 
 
 def _close(a, b, dtype):
@@ -396,6 +388,60 @@ def test_fullgraph_aot_refusal_is_an_error():
     with pytest.warns(mtc.dynamo.exc.CompilerFallbackWarning, match="mutated in place"):
         (out,) = lenient(x, x)  # eager: x was incremented once, then added to itself
     _close(out.numpy(), (x * 2).numpy(), np.float32)
+
+
+def test_kernel_error_at_run_time_is_raised_once_as_in_eager():
+    """A kernel that raises at run time (here a fallback kernel, a custom op refusing some
+    values) raises what eager raises, after its effects happened once: the graph is not re-run
+    eagerly (which would call the kernel a second time), and the next call is compiled still."""
+    from minitorch_compile.library import Library
+
+    calls = []
+
+    def picky(x):
+        calls.append(x.shape)
+        if (x > 10).any():
+            raise NotImplementedError("picky: values above 10")
+        return x * 2
+
+    lib = Library("custom", "DEF")
+    try:
+        lib.define("picky(Tensor self) -> Tensor")
+        lib.impl("picky", picky, "CPU")
+        lib.impl("picky", lambda x: mtc.empty_like(x), "Meta")
+        f = mtc.compile(lambda x: mtc.ops.custom.picky(x + 1) + 1, backend="inductor")
+        big = mtc.full((3,), 20.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no fallback warning either
+            with pytest.raises(NotImplementedError, match="above 10"):
+                f(big)
+            assert len(calls) == 1
+            _close(f(mtc.ones(3)).numpy(), np.full(3, 5.0, np.float32), np.float32)
+        assert len(calls) == 2 and _last_graph().fallbacks  # compiled: picky is a fallback
+    finally:
+        lib._destroy()
+
+
+def test_specialised_graph_that_cannot_compile_a_size_runs_it_eagerly(monkeypatch):
+    import sys
+
+    from minitorch_compile.fx import make_fx
+
+    compile_fx = sys.modules["minitorch_compile.inductor.compile_fx"]
+
+    def failing(gm, example_inputs):
+        raise ValueError("no kernel for this size")
+
+    monkeypatch.setattr(compile_fx, "_compile_graph", failing)
+    x = mtc.randn(4)
+    gm = make_fx(lambda x: (x.cos() * 2,))(x)
+    lenient = compile_fx.SpecializedFxGraph(gm, "test")
+    with pytest.warns(mtc.dynamo.exc.CompilerFallbackWarning, match="no kernel for this size"):
+        (out,) = lenient(x)
+    _close(out.numpy(), (x.cos() * 2).numpy(), np.float32)
+    strict = compile_fx.SpecializedFxGraph(gm, "test", fullgraph=True)
+    with pytest.raises(mtc.dynamo.exc.BackendCompilerFailed, match="no kernel for this size"):
+        strict(x)
 
 
 def test_ir_prints_with_loads_and_ops():

@@ -7,8 +7,6 @@ eager fails (``strict_inductor``).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -20,13 +18,7 @@ from minitorch_compile import inductor
 SPECIAL = [0.0, -0.0, 1.5, -2.0, float("inf"), float("-inf"), float("nan"), 3e-40, -7.25]
 
 
-@pytest.fixture(autouse=True)
-def strict_inductor():
-    mtc.dynamo.reset()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message="inductor:")
-        yield
-    mtc.dynamo.reset()
+pytestmark = pytest.mark.usefixtures("strict_inductor")  # conftest.py
 
 
 def _source() -> str:

@@ -19,7 +19,7 @@ first call with given input metadata (shapes, dtypes, requires_grad), does:
    ``saved + tangents -> grads`` (``partitioners.py``), and compile each with its compiler;
 4. wrap the two in a generated ``autograd.Function`` — the tutorial's
    ``AOTTransformedFunction``: ``forward`` runs the compiled forward and saves exactly the
-   saved values; ``backward`` runs the compiled backward on them.
+   saved values; ``backward`` runs the compiled backward on them (``runtime_wrappers.py``).
 
 With no input requiring grad (or grad mode off), only the forward is traced and compiled.
 Later calls with the same metadata reuse the compiled pair.
@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 
 from .. import _dispatch
 from .._tensor import Tensor
-from ..autograd.function import Function
 from ..dynamo.symbolic_shapes import hint_int, is_symbolic
 from ..fx import make_fx
 from ..fx._pytree import tree_flatten, tree_unflatten
@@ -53,6 +52,7 @@ from ..report.trace import trace_event
 from .dynamic import _guards, _log_specialised, _symbolic_inputs, _symbolic_key, guards_hold
 from .functionalize import functionalize
 from .partitioners import FORWARD_TAG, default_partition
+from .runtime_wrappers import _run_entry, _runtime_function
 
 
 def _flat_graph(gm: GraphModule) -> GraphModule:
@@ -100,13 +100,24 @@ class CompiledPair:
 counters: dict = {"total": 0}  # traces made by every aot_function (torch: counters["aot_autograd"])
 
 
+def _tensor_facts(a: Tensor) -> tuple:
+    """What a trace assumed of one tensor input: its sizes, strides (numpy's, in bytes: with
+    the dtype, the same fact as element strides), dtype, device and requires_grad.  The single
+    definition of a tensor's part of the cache keys (``_metadata_key``, ``_fast_key``)."""
+    d = a._data
+    # requires_grad (the property): a view whose base was written may have gained history
+    return (d.shape if a._sym_shape is None else a._sym_shape, d.strides, d.dtype, a._device,
+            a.requires_grad)
+
+
 def _metadata_key(flat_args) -> tuple:
+    """The cache key of any call: grad mode, then per argument a tensor's facts and the first
+    position it was passed at (which inputs are the same tensor), or a constant's repr."""
     key = [_dispatch.state.grad_enabled]
-    first_seen: dict = {}  # which inputs are the same tensor
+    first_seen: dict = {}
     for i, a in enumerate(flat_args):
         if isinstance(a, Tensor):
-            key.append(("T", tuple(a.shape), a.dtype.name, str(a.device), a.requires_grad,
-                        a.stride(), first_seen.setdefault(id(a), i)))
+            key.append(("T", _tensor_facts(a), first_seen.setdefault(id(a), i)))
         else:
             key.append(("C", type(a).__name__, repr(a)))
     return tuple(key)
@@ -244,53 +255,6 @@ def _no_aliased_mutation(mutated: list, aliased: list) -> list:
     return mutated
 
 
-def _runtime_function(pair: CompiledPair):
-    """The generated ``autograd.Function`` around a compiled forward/backward pair."""
-    n_out = pair.num_outputs
-    num_fwd = n_out + len(pair.mutated_inputs)
-
-    class CompiledFunction(Function):
-        @staticmethod
-        def forward(ctx, *tensors):
-            fw_outs = list(pair.forward(*tensors))
-            outs, extra, saved = fw_outs[:n_out], fw_outs[n_out:num_fwd], fw_outs[num_fwd:]
-            # saved sizes (ints) come after the saved tensors, as torch's ctx.symints
-            n_tensors = sum(1 for v in saved if isinstance(v, Tensor))
-            ctx.save_for_backward(*saved[:n_tensors])
-            ctx.symints = saved[n_tensors:]
-            _apply_mutations(pair, tensors, extra)
-            outs = [o.detach() if any(o is t for t in tensors) else o for o in outs]
-            non_diff = [o for i, o in enumerate(outs) if isinstance(o, Tensor)
-                        and i not in pair.diff_outputs]
-            ctx.mark_non_differentiable(*non_diff)
-            ctx.tensor_outputs = [i for i, o in enumerate(outs) if isinstance(o, Tensor)]
-            return tuple(outs)
-
-        @staticmethod
-        def backward(ctx, *grad_outs):
-            # one gradient per *tensor* output (non-tensor outputs get none)
-            grad_of = dict(zip(ctx.tensor_outputs, grad_outs))
-            tangents = [grad_of[i] for i in pair.diff_outputs]
-            grads = list(pair.backward(*ctx.saved_tensors, *ctx.symints, *tangents))
-            full = [None] * len(ctx.needs_input_grad)
-            for g, k in zip(grads, pair.grad_inputs):
-                full[k] = g
-            return tuple(full)
-
-    return CompiledFunction
-
-
-def _apply_mutations(pair, tensors, extra) -> None:
-    """Write the final values of mutated inputs back into the caller's tensors."""
-    if not pair.mutated_inputs:
-        return
-    from ..autograd.grad_mode import no_grad
-
-    with no_grad():
-        for (i, _), value in zip(pair.mutated_inputs, extra):
-            tensors[i].copy_(value)
-
-
 def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partition,
                  decompositions=None, num_params_buffers: int = 0,
                  keep_inference_input_mutations=False, inference_compiler=None,
@@ -347,8 +311,13 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
                     out_spec_box.clear()
                     entry = cache.get(key)
             if pair is None and entry is None:
-                pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
-                                       partition_fn, decompositions, None)
+                try:
+                    pair = create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler,
+                                           partition_fn, decompositions, None)
+                except AOTUnsupported:
+                    raise
+                except NotImplementedError as e:  # while tracing on fake tensors: nothing ran
+                    raise AOTUnsupported(f"aot_function: {e}") from e
         if entry is None:
             entry = (pair, out_spec_box[0],
                      _runtime_function(pair) if pair.backward else None)
@@ -369,37 +338,17 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
 
 
 def _fast_key(args: tuple):
-    """The cache key of a call with only distinct, plain tensors (no pytree work), or None.
-
-    Same facts as ``_metadata_key``: grad mode, and per tensor its shape, strides, dtype,
-    device and requires_grad."""
+    """The cache key of a call with only distinct, plain tensors (no pytree work), or None:
+    ``_metadata_key``'s facts without the pytree spec and the first-seen positions, which
+    such a call does not need."""
     key = ["fast", _dispatch.state.grad_enabled]
     for a in args:
         if not isinstance(a, Tensor):
             return None
-        d = a._data
-        # requires_grad (the property): a view whose base was written may have gained history
-        key.append((d.shape, d.strides, d.dtype, a._device, a.requires_grad))
+        key.append(_tensor_facts(a))
     if len({id(a) for a in args}) != len(args):
         return None
     return tuple(key)
-
-
-def _run_entry(entry, tensors: list):
-    pair, out_spec, runtime = entry
-    if runtime is None:
-        outs = list(pair.forward(*tensors))
-        if pair.mutated_inputs:
-            _apply_mutations(pair, tensors, outs[pair.num_outputs:])
-        outs = outs[:pair.num_outputs]
-    else:
-        outs = list(runtime.apply(*tensors))  # applies input mutations itself
-    if pair.history_inputs:  # the write again, recorded: the input's history (CopyBackward)
-        n = len(outs) - len(pair.history_inputs)
-        for k, value in zip(pair.history_inputs, outs[n:]):
-            tensors[k].copy_(value)
-        outs = outs[:n]
-    return tree_unflatten(outs, out_spec)
 
 
 def aot_module(mod, fw_compiler, bw_compiler=None, partition_fn=default_partition,

@@ -124,21 +124,31 @@ def compile_fx_inner(gm, example_inputs):
 class SpecializedFxGraph:
     """A dynamic graph compiled once per distinct set of concrete input sizes."""
 
-    def __init__(self, gm, reason: str):
-        self.gm, self.reason = gm, reason
+    def __init__(self, gm, reason: str, fullgraph: bool = False):
+        self.gm, self.reason, self.fullgraph = gm, reason, fullgraph
         self.compiled: dict = {}  # concrete sizes (and int inputs) -> CompiledFxGraph
+        self.eager: dict = {}  # sizes that could not be compiled -> the graph, run eagerly
 
     def __call__(self, *args):
         key = tuple(tuple(a._data.shape) + tuple(a._data.strides) if isinstance(a, Tensor)
                     else a for a in args)
-        hit = self.compiled.get(key)
+        hit = self.compiled.get(key) or self.eager.get(key)
         if hit is None:
             from ..aot.aot_autograd import _flat_graph
             from ..fx import make_fx
 
             gm = self.gm
-            static = _flat_graph(make_fx(lambda *a: list(gm(*a)), None, "fake")(*args))
-            hit = self.compiled[key] = _compile_graph(static, list(args))
+            try:  # nothing ran yet: a failure runs this size eagerly, as _compiler does
+                static = _flat_graph(make_fx(lambda *a: list(gm(*a)), None, "fake")(*args))
+                hit = self.compiled[key] = _compile_graph(static, list(args))
+            except Exception as e:  # noqa: BLE001 - any internal error
+                if self.fullgraph:
+                    raise BackendCompilerFailed("inductor", RuntimeError(
+                        f"could not compile the graph for sizes {key}: "
+                        f"{type(e).__name__}: {e}")) from e
+                warn_user(f"inductor: could not compile the graph for sizes {key}, running it "
+                          f"eagerly instead: {type(e).__name__}: {e}", CompilerFallbackWarning)
+                hit = self.eager[key] = gm.forward
         return hit(*args)
 
     @property
@@ -200,6 +210,8 @@ def _compiler(kind: str, log: list | None, fullgraph: bool = False):
             warn_user(f"inductor: could not compile the {kind} graph, running it eagerly "
                       f"instead: {type(e).__name__}: {e}", CompilerFallbackWarning)
             return gm.forward
+        if isinstance(compiled, SpecializedFxGraph):  # it compiles again at each new size
+            compiled.fullgraph = fullgraph
         if log is not None:
             log.append(compiled)
         return compiled
@@ -213,9 +225,13 @@ def compile_fx(gm, example_inputs):
     """The ``inductor`` backend for ``mtc.compile``.
 
     AOTAutograd traces on the first call of each input signature; a program it cannot handle
-    (``NotImplementedError``: say, a mutation through a view) runs eagerly from then on, with a
-    warning — as a graph Inductor cannot compile does."""
+    (``AOTUnsupported``: say, a mutation of an input passed twice) runs eagerly from then on,
+    with a warning — as a graph Inductor cannot compile does.  That fallback happens while
+    tracing on fake tensors, before any kernel ran; an error a kernel raises at run time (the
+    error eager mode raises) propagates as it is: re-running the graph eagerly then would
+    apply the kernels' effects twice."""
     from ..aot import aot_module_simplified, min_cut_rematerialization_partition
+    from ..aot.aot_autograd import AOTUnsupported
 
     fullgraph = compiling_fullgraph.get()  # compiling happens at the first call, later
     compiled = aot_module_simplified(gm, example_inputs,
@@ -223,22 +239,13 @@ def compile_fx(gm, example_inputs):
                                      _compiler("backward", compiled_graphs, fullgraph),
                                      partition_fn=min_cut_rematerialization_partition,
                                      eager_fallback=not fullgraph)
-    eager: list = []
 
     def run(*args):
-        if eager:
-            return eager[0](*args)
         try:
             return compiled(*args)
-        except NotImplementedError as e:
-            if fullgraph:
-                raise BackendCompilerFailed(
-                    "inductor", RuntimeError(f"AOTAutograd cannot trace this graph: {e}")) \
-                    from e
-            warn_user(f"inductor: AOTAutograd cannot trace this graph, running it eagerly "
-                      f"instead: {e}", CompilerFallbackWarning)
-            eager.append(gm.forward)
-            return gm.forward(*args)
+        except AOTUnsupported as e:  # fullgraph=True only: else aot_module_simplified falls back
+            raise BackendCompilerFailed(
+                "inductor", RuntimeError(f"AOTAutograd cannot trace this graph: {e}")) from e
 
     run.compiled = compiled.compiled
     return run

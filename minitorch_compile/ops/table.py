@@ -33,7 +33,7 @@ them too (as torch's structured kernels do), so eager and traced code fail the s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 
@@ -43,6 +43,21 @@ from .._dispatch import AUTOGRAD, DispatchKey
 from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
 from ._ops import OpOverload, register_overload
+from ._prims_common import (  # noqa: F401 - re-exported: the op modules import them from here
+    ALWAYS_BOOL,
+    DEFAULT,
+    INT_TO_FLOAT,
+    NO_PROMOTION,
+    MetaError,
+    TensorMeta,
+    broadcast_shapes,
+    check_int_fits,
+    elementwise_dtypes,
+    promotion_kind,
+    reduced_shape,
+    reduction_dims,
+    wrap_dim,
+)
 
 POINTWISE = "pointwise"
 REDUCTION = "reduction"
@@ -53,20 +68,6 @@ COMPOSITE = "composite"
 INDEXING = "indexing"  # gathers/scatters: embedding, slice/select backward
 RANDOM = "random"
 CATEGORIES = (POINTWISE, REDUCTION, VIEW, MATMUL, CREATION, COMPOSITE, INDEXING, RANDOM)
-
-# elementwise type-promotion kinds (torch/_prims_common ELEMENTWISE_TYPE_PROMOTION_KIND)
-DEFAULT = "default"  # promote inputs, compute and return in that dtype
-INT_TO_FLOAT = "int_to_float"  # integer/bool inputs compute in the default float dtype
-ALWAYS_BOOL = "always_bool"  # compute in the promoted dtype, return bool
-NO_PROMOTION = "no_promotion"  # result dtype = self's dtype
-# ``promotion`` may also be a function of the call's arguments returning one of these kinds, for
-# ops whose kind depends on a flag (``div``: INT_TO_FLOAT, but DEFAULT with a rounding_mode).
-
-
-class TensorMeta(NamedTuple):
-    shape: tuple
-    dtype: _dtype.dtype
-
 
 @dataclass
 class OpDef:
@@ -93,79 +94,8 @@ class OpDef:
 OP_TABLE: dict[str, OpDef] = {}  # "cos", "add.Tensor", ... -> OpDef
 
 
-class MetaError(RuntimeError):
-    """A shape/dtype error raised by a meta rule (the message is torch's)."""
-
-
-# --------------------------------------------------------------------------- meta helpers
-
-
-def broadcast_shapes(*shapes) -> tuple:
-    """Numpy/torch broadcasting of shapes, with torch's error message."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for s in shapes:
-        for i, d in enumerate(s):
-            j = ndim - len(s) + i
-            if out[j] == 1:
-                out[j] = d
-            elif d != 1 and d != out[j]:
-                raise MetaError(
-                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
-                    f"non-singleton dimension {i - len(s) + ndim}")
-    return tuple(out)
-
-
-def wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim + n if dim < 0 else dim
-
-
-def reduction_dims(dim, ndim: int) -> tuple:
-    """``dim=None``/``[]`` means all dims; ints are wrapped; duplicates are an error.
-
-    A 0-dim tensor accepts ``dim=0``/``-1`` (as torch does) but has no axis to reduce: ``()``.
-    """
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
-        return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    out = tuple(wrap_dim(d, ndim) for d in dims)
-    if len(set(out)) != len(out):
-        raise MetaError(f"dim {out} appears multiple times in the list of dims")
-    return out if ndim else ()
-
-
-def reduced_shape(shape, dims, keepdim: bool) -> tuple:
-    if keepdim:
-        return tuple(1 if i in dims else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in dims)
-
-
-def promotion_kind(promotion, args: tuple) -> str:
-    """The promotion kind of one call (``promotion`` is a kind, or a function of the args)."""
-    return promotion(*args) if callable(promotion) else promotion
-
-
-def elementwise_dtypes(promotion: str, *operands) -> tuple[_dtype.dtype, _dtype.dtype]:
-    """(compute dtype, result dtype) of a pointwise op, as torch's ``elementwise_dtypes``."""
-    if promotion == NO_PROMOTION:
-        d = operands[0].dtype
-        return d, d
-    promoted = _dtype.result_type(*operands)
-    if promotion == DEFAULT:
-        return promoted, promoted
-    if promotion == INT_TO_FLOAT:
-        if not promoted.is_floating_point:
-            promoted = _dtype.get_default_dtype()
-        return promoted, promoted
-    if promotion == ALWAYS_BOOL:
-        return promoted, _dtype.bool_
-    raise ValueError(f"unknown promotion kind {promotion!r}")
+# --------------------------------------------------------------------------- meta rules
+# (the helpers they use: ``_prims_common.py``)
 
 
 def pointwise_meta(opdef: OpDef):
@@ -180,15 +110,6 @@ def pointwise_meta(opdef: OpDef):
 
     meta.generic = True  # the eager kernel's own promotion makes running it unnecessary
     return meta
-
-
-def check_int_fits(value, dtype: _dtype.dtype) -> None:
-    """torch's error for a number that an integer dtype cannot hold (``full``, ``clamp``)."""
-    if dtype.category == _dtype.INTEGRAL and type(value) is int:
-        info = np.iinfo(dtype.np)
-        if not info.min <= value <= info.max:
-            raise MetaError(f"value cannot be converted to type {dtype.name}_t without "
-                            "overflow")
 
 
 def _prefix_error(op, e: Exception):

@@ -1,0 +1,178 @@
+"""View lowerings: views as index arithmetic, no data moved (part of
+``torch/_inductor/lowering.py``; torch's ``ir.py`` view nodes, ``View``/``PermuteView``/
+``SqueezeView``/``ExpandView``/``SliceView``, hold the same reindexing functions).
+
+A view of a ``TensorBox`` is a ``View`` node whose ``reindex`` maps an index of the view to an
+index of its input: ``permute`` reorders it, ``unsqueeze``/``squeeze`` drop or insert a 0,
+``expand`` maps a broadcast dim to 0, ``slice`` to ``start + step * i``, ``select`` inserts the
+constant.  A kernel loading the view loads its input at the mapped index, so chains of views
+cost nothing.  ``view`` (reshape) is the exception: unless only size-1 dims move, it
+reinterprets the input's buffer with new contiguous strides — copying the input first when it
+is not contiguous.
+"""
+
+from __future__ import annotations
+
+from ..ops.table import wrap_dim
+from .ir import (
+    Affine,
+    FixedLayout,
+    ReinterpretView,
+    TensorBox,
+    View,
+    contiguous_strides,
+    strided_view,
+)
+from .lowering import _aten, make_pointwise, register_lowering
+from .sizevars import as_sizes, is_symbolic
+from .sizevars import numel as numel_of
+from .virtualized import V
+
+
+def _view(x, size, reindex, kind):
+    return TensorBox(View(x.data, tuple(size), reindex, kind))
+
+
+@register_lowering(_aten("transpose"))
+def transpose(x, dim0, dim1):
+    n = x.ndim
+    if n == 0:
+        return x
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    perm = list(range(n))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return permute(x, perm)
+
+
+@register_lowering(_aten("permute"))
+def permute(x, dims):
+    n = x.ndim
+    dims = [d % max(n, 1) for d in dims]
+    size = [x.get_size()[d] for d in dims]
+
+    def reindex(index):
+        out = [None] * n
+        for i, d in enumerate(dims):
+            out[d] = index[i]
+        return out
+    return _view(x, size, reindex, f"permute{tuple(dims)}")
+
+
+@register_lowering(_aten("unsqueeze"))
+def unsqueeze(x, dim):
+    d = wrap_dim(dim, x.ndim + 1)
+    size = list(x.get_size())
+    size.insert(d, 1)
+    return _view(x, size, lambda index: list(index[:d]) + list(index[d + 1:]), "unsqueeze")
+
+
+@register_lowering(_aten("squeeze"))
+def squeeze(x, dim=None):
+    size = list(x.get_size())
+    if dim is None:
+        dims = [i for i, s in enumerate(size) if s == 1]
+    else:
+        dims = [wrap_dim(d, len(size)) for d in ((dim,) if isinstance(dim, int) else dim)]
+        dims = [d for d in dims if size and size[d] == 1]
+    keep = [i for i in range(len(size)) if i not in dims]
+
+    def reindex(index):
+        out = [Affine(0)] * len(size)
+        for j, i in enumerate(keep):
+            out[i] = index[j]
+        return out
+    return _view(x, [size[i] for i in keep], reindex, "squeeze")
+
+
+@register_lowering(_aten("expand"))
+def expand(x, size, implicit=False):
+    have = x.get_size()
+    lead = len(size) - len(have)
+    size = [have[i - lead] if s == -1 else s for i, s in enumerate(size)]
+    if tuple(size) == tuple(have):
+        return x
+    return _view(x, size, lambda index: [
+        index[lead + k] if s != 1 else Affine(0) for k, s in enumerate(have)], "expand")
+
+
+@register_lowering(_aten("slice", "Tensor"))
+def slice_(x, dim=0, start=None, end=None, step=1):
+    d = wrap_dim(dim, x.ndim)
+    size = list(x.get_size())
+    if any(is_symbolic(v) for v in (size[d], start, end)):  # the meta rule sized it
+        if step != 1 or not (start is None or is_symbolic(start) or start >= 0):
+            raise NotImplementedError(f"slice [{start}:{end}:{step}] of a symbolic size")
+        size[d] = as_sizes(V.graph.current_meta().shape)[d]
+        lo = 0 if start is None else start
+    else:
+        r = range(size[d])[slice(start, end, step)]
+        size[d] = len(r)
+        lo = r.start if len(r) else 0
+
+    def reindex(index):
+        out = list(index)
+        out[d] = index[d] * step + lo
+        return out
+    return _view(x, size, reindex, "slice")
+
+
+@register_lowering(_aten("select", "int"))
+def select(x, dim, index):
+    d = wrap_dim(dim, x.ndim)
+    size = list(x.get_size())
+    i = index % size[d]
+    return _view(x, size[:d] + size[d + 1:],
+                 lambda idx: list(idx[:d]) + [Affine(i)] + list(idx[d:]), "select")
+
+
+@register_lowering(_aten("alias"), _aten("detach"))
+def alias(x):
+    return x
+
+
+@register_lowering(_aten("view"))
+def view(x, size):
+    size = _infer_view_size(size, x.get_numel())
+    have = x.get_size()
+    if [s for s in have if s != 1] == [s for s in size if s != 1]:  # only 1s move: no copy
+        return unsqueeze_to(squeeze(x), size)
+    buf, _, stride, offset = strided_view(x)
+    if any(s != 1 and st != c for s, st, c in zip(have, stride, contiguous_strides(have))):
+        x = copy(x)
+        buf, _, stride, offset = strided_view(x)
+    layout = FixedLayout(buf.get_dtype(), tuple(size), contiguous_strides(size), offset)
+    return TensorBox(ReinterpretView(buf, tuple(size), None, "reinterpret", layout))
+
+
+def _infer_view_size(size, numel) -> tuple:
+    """``infer_size`` for sizes that may be symbolic: the meta rule already checked the view
+    is valid, so only the ``-1`` is resolved — exactly, or the lowering fails (fallback)."""
+    from ..ops.views import infer_size
+
+    if not any(is_symbolic(s) for s in tuple(size) + (numel,)):
+        return infer_size(size, numel)
+    size = tuple(size)
+    known = numel_of([s for s in size if not (isinstance(s, int) and s == -1)])
+    if len(size) == len([s for s in size if not (isinstance(s, int) and s == -1)]):
+        if known != numel:
+            raise NotImplementedError(f"view: cannot prove {list(size)} has {numel} elements")
+        return size
+    rest = numel // known if isinstance(known, int) else None
+    if rest is None or is_symbolic(rest) and rest * known != numel:
+        raise NotImplementedError(f"view: cannot infer -1 in {list(size)} from {numel}")
+    return tuple(rest if isinstance(s, int) and s == -1 else s for s in size)
+
+
+def unsqueeze_to(x, size):
+    """``x`` (no 1s) with 1s inserted to have ``size``."""
+    out = x
+    for i, s in enumerate(size):
+        if s == 1:
+            out = unsqueeze(out, i)
+    return out
+
+
+def copy(x) -> TensorBox:
+    box = make_pointwise(lambda v: v, [x], x.dtype)
+    box.realize()
+    return box
