@@ -684,3 +684,20 @@ def test_sum_of_products_over_the_last_dim_is_one_vecdot():
     f2 = mtc.compile(lambda x, y: (x * y).sum(-1))
     _close(f2(x, y).numpy(), (x * y).sum(-1).numpy(), np.float32)
     assert "np.vecdot(" not in _last_graph().source
+
+
+@pytest.mark.parametrize("device", ["cpu", "npu"])
+@pytest.mark.parametrize("name", ["mean", "mean(1)", "sum(1)", "std"])
+def test_half_precision_reductions_accumulate_in_float32(name, device):
+    """A float16 mean of 1,315 values near 50 sums past float16's largest value (65,504):
+    eager (and torch) accumulate in float32, so compiled code must too — it gave inf."""
+    fns = {"mean": lambda x: x.mean(), "mean(1)": lambda x: x.mean(1),
+           "sum(1)": lambda x: x.sum(1), "std": lambda x: x.std()}
+    fn = fns[name]
+    rng = np.random.default_rng(0)
+    data = (rng.standard_normal((5, 263)) + 50).astype(np.float16)
+    want = fn(mtc.tensor(data)).numpy().astype(np.float64)
+    got = mtc.compile(fn)(mtc.tensor(data, device=device)).cpu().numpy()
+    assert got.dtype == np.float16
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=1e-2)

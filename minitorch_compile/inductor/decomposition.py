@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+from .. import _dtype
+
 from ..ops.table import reduction_dims
 
 decompositions: dict = {}  # "aten::name.overload" -> function
@@ -84,8 +86,12 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 @register_decomposition("aten::mean")
 def mean(x, dim=None, keepdim=False, dtype=None):
     dims = reduction_dims(dim, x.ndim)
+    low = dtype is None and x.dtype is _dtype.float16
+    if low:  # as torch's lowering: a half-precision mean sums and divides in float32
+        x = x.to(_dtype.float32)
     total = x.sum(dims, keepdim=keepdim, dtype=dtype)
-    return total / _numel(tuple(x.shape), dims)
+    out = total / _numel(tuple(x.shape), dims)
+    return out.to(_dtype.float16) if low else out
 
 
 @register_decomposition("aten::std")

@@ -206,6 +206,9 @@ def _is_default(op, i, value) -> bool:
 # --------------------------------------------------------------------------- reductions
 
 
+_UPCAST_REDUCTIONS = ("sum", "prod")
+
+
 def make_reduction(x, dims, keepdim, reduction_type, dtype) -> TensorBox:
     size = x.get_size()
     dims = tuple(sorted(dims))
@@ -214,6 +217,9 @@ def make_reduction(x, dims, keepdim, reduction_type, dtype) -> TensorBox:
     rranges = tuple(size[d] for d in dims)
     loader = x.make_loader()
     src = x.dtype
+    # torch accumulates half-precision sums and products in float32, casting at the end
+    acc = _dtype.float32 if (dtype is _dtype.float16
+                             and reduction_type in _UPCAST_REDUCTIONS) else dtype
 
     def inner_fn(index, rindex):
         full = [None] * len(size)
@@ -221,14 +227,16 @@ def make_reduction(x, dims, keepdim, reduction_type, dtype) -> TensorBox:
             full[d] = i
         for d, r in zip(dims, rindex):
             full[d] = r
-        return _cast(loader(full), src, dtype)
+        return _cast(loader(full), src, acc)
 
     if not dims:  # nothing to reduce: a cast
         out = make_pointwise(lambda v: _cast(v, src, dtype), [x], dtype)
     else:
-        out = TensorBox.create(Reduction(dtype, inner_fn, ranges, _origins(x), rranges,
+        out = TensorBox.create(Reduction(acc, inner_fn, ranges, _origins(x), rranges,
                                          reduction_type, src))
         out.realize()
+        if acc is not dtype:
+            out = make_pointwise(lambda v: _cast(v, acc, dtype), [out], dtype)
     if keepdim:
         for d in dims:
             out = unsqueeze(out, d)
