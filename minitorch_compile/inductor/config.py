@@ -35,3 +35,11 @@ allow_buffer_reuse: bool = True
 # format path, with cast elimination) or read ND directly (False: ND->NZ on the fly in the copy)
 npu_buffer_num: int = 2
 npu_cube_nz: bool = False
+
+# the caching allocator (allocator.py): the generated code's buffers of at least
+# ``caching_allocator_min_bytes`` come from a pool of freed ones of the same byte size and dtype
+# (a fresh large np.empty pays a page fault per 4 KiB page on its first write); the pool keeps
+# at most ``caching_allocator_max_bytes`` (``mtc.inductor.allocator.empty_cache()`` frees it)
+caching_allocator: bool = True
+caching_allocator_min_bytes: int = 1 << 20
+caching_allocator_max_bytes: int = 1 << 30

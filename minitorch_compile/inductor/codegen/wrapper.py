@@ -7,9 +7,9 @@ The module reads top to bottom as a learner would run it by hand::
 
     def call(args):
         arg0_1, = args
-        buf0 = np.empty((16,), dtype=np.float32)
+        buf0 = empty_cpu((16,), np.float32)                   # allocator.py: a caching pool
         fused_cos_mul_0(arg0_1, buf0)
-        buf1 = np.empty((4, 4), dtype=np.float32)
+        buf1 = empty_cpu((4, 4), np.float32)
         np.matmul(buf0.reshape((4, 4)), arg0_1, out=buf1)     # extern kernel
         del buf0                                               # freed after its last use
         return (buf1,)
@@ -19,12 +19,13 @@ The module reads top to bottom as a learner would run it by hand::
 
 Memory planning, as torch's: a buffer is allocated just before the step that writes it and freed
 after the last step that reads it; a new buffer with the same byte size and dtype as a freed
-one takes its memory (``buf5 = buf2  # reuse``).  Graph inputs and outputs (and buffers an
+one takes its memory (``buf5 = buf2  # reuse``); across calls, ``empty_cpu`` takes large buffers
+from the caching allocator's pool (``allocator.py``: a buffer returns to it when nothing holds it).  Graph inputs and outputs (and buffers an
 output views) are never freed or reused.  ``peak_memory_bytes`` is the largest total of live
 intermediate buffers at any step, computed from the sizes while generating.
 
 Dynamic shapes: ``call`` first reads the size symbols from its inputs (``s0 = arg0_1.shape[0]``,
-torch's ``s0 = arg0_1.size(0)``), allocates with them (``np.empty((s0, 4), ...)``) and passes
+torch's ``s0 = arg0_1.size(0)``), allocates with them (``empty_cpu((s0, 4), ...)``) and passes
 them to the kernels that need them (``fused_cos_mul_0(arg0_1, buf0, s0)``); the memory plan
 reuses a buffer only for a byte size that is *equal as an expression*, and reports peak memory
 for the example inputs' sizes.
@@ -56,6 +57,7 @@ HEADER = """\
 import numpy as np
 import minitorch_compile as mtc
 from minitorch_compile._tensor import Tensor
+from minitorch_compile.inductor.allocator import empty_cpu
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
 """
@@ -145,7 +147,11 @@ class WrapperCodeGen:
                     call.append(f"{name} = {old}.reshape({size}); del {old}  # reuse")
                     self.plan.reused.append((name, old))
                 else:
-                    call.append(f"{name} = np.empty({size}, dtype=np.{key[1]})")
+                    # the CPU module allocates through the caching allocator; the npu's module
+                    # (its own header) with np.empty, which its device hooks count
+                    call.append(f"{name} = empty_cpu({size}, np.{key[1]})"
+                                if self.header is HEADER else
+                                f"{name} = np.empty({size}, dtype=np.{key[1]})")
                 live[name] = hint(_nbytes(buf))
             self.plan.peak_memory_bytes = max(self.plan.peak_memory_bytes, sum(live.values()))
             if grp.is_extern:
