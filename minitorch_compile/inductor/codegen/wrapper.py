@@ -7,9 +7,9 @@ The module reads top to bottom as a learner would run it by hand::
 
     def call(args):
         arg0_1, = args
-        buf0 = empty_cpu((16,), np.float32)                   # allocator.py: a caching pool
+        buf0 = np.empty((16,), dtype=np.float32)
         fused_cos_mul_0(arg0_1, buf0)
-        buf1 = empty_cpu((4, 4), np.float32)
+        buf1 = np.empty((4, 4), dtype=np.float32)        # (>= 1 MiB: empty_cpu, see below)
         np.matmul(buf0.reshape((4, 4)), arg0_1, out=buf1)     # extern kernel
         del buf0                                               # freed after its last use
         return (buf1,)
@@ -19,8 +19,9 @@ The module reads top to bottom as a learner would run it by hand::
 
 Memory planning, as torch's: a buffer is allocated just before the step that writes it and freed
 after the last step that reads it; a new buffer with the same byte size and dtype as a freed
-one takes its memory (``buf5 = buf2  # reuse``); across calls, ``empty_cpu`` takes large buffers
-from the caching allocator's pool (``allocator.py``: a buffer returns to it when nothing holds it).  Graph inputs and outputs (and buffers an
+one takes its memory (``buf5 = buf2  # reuse``).  Across calls, buffers of at least
+``config.caching_allocator_min_bytes`` (or of symbolic size) come from the caching allocator's
+pool (``empty_cpu``, ``allocator.py``: a buffer returns to it when nothing holds it any more).  Graph inputs and outputs (and buffers an
 output views) are never freed or reused.  ``peak_memory_bytes`` is the largest total of live
 intermediate buffers at any step, computed from the sizes while generating.
 
@@ -147,10 +148,12 @@ class WrapperCodeGen:
                     call.append(f"{name} = {old}.reshape({size}); del {old}  # reuse")
                     self.plan.reused.append((name, old))
                 else:
-                    # the CPU module allocates through the caching allocator; the npu's module
-                    # (its own header) with np.empty, which its device hooks count
-                    call.append(f"{name} = empty_cpu({size}, np.{key[1]})"
-                                if self.header is HEADER else
+                    # large (or symbolic) buffers of the CPU module come from the caching
+                    # allocator; small ones, and the npu's module (its own header, its device
+                    # hooks count np.empty's arrays), allocate with np.empty
+                    cached = self.header is HEADER and not (
+                        isinstance(key[0], int) and key[0] < config.caching_allocator_min_bytes)
+                    call.append(f"{name} = empty_cpu({size}, np.{key[1]})" if cached else
                                 f"{name} = np.empty({size}, dtype=np.{key[1]})")
                 live[name] = hint(_nbytes(buf))
             self.plan.peak_memory_bytes = max(self.plan.peak_memory_bytes, sum(live.values()))
