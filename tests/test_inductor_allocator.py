@@ -133,6 +133,16 @@ def test_pool_is_bounded_and_can_be_emptied(monkeypatch):
     assert stats["in_use_bytes"] == 0  # nothing holds the 700 (its view was dropped)
     pool.empty_cache()
     assert pool.memory_stats()["cached_bytes"] == 0
+    # several owners of one size, some held: eviction drops only the free ones
+    monkeypatch.setattr(inductor.config, "caching_allocator_max_bytes", 4000)
+    a, b, c = (pool.malloc((250,), f32, 1000) for _ in range(3))
+    del b
+    d = pool.malloc((500,), f32, 2000)  # needs 1000 more bytes: drops b's owner only
+    assert pool.memory_stats()["cached_bytes"] == 4000
+    assert pool.memory_stats()["in_use_bytes"] == 4000
+    for t, v in zip((a, c, d), (1.0, 2.0, 3.0)):
+        t[...] = v
+    assert (a == 1).all() and (c == 2).all() and (d == 3).all()
 
 
 def test_off_switch_and_peak_memory_unchanged(monkeypatch):

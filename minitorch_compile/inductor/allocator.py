@@ -85,16 +85,19 @@ class CachingAllocator:
     def _evict(self, want: int) -> None:
         """Drop free owners, least recently grown size first, until ``want`` bytes are gone."""
         for key in list(self._pool):
-            owners = self._pool[key]
-            for owner in list(owners):
-                if want <= 0:
-                    return
-                if sys.getrefcount(owner) == _FREE_REFCOUNT + 1:  # + the loop's name
-                    owners.remove(owner)
+            owners, kept = self._pool[key], []
+            for owner in owners:
+                if want > 0 and sys.getrefcount(owner) == _FREE_REFCOUNT:
                     self.cached_bytes -= key[0]
                     want -= key[0]
-            if not owners:
+                else:
+                    kept.append(owner)
+            if kept:
+                self._pool[key] = kept
+            else:
                 del self._pool[key]
+            if want <= 0:
+                return
 
     def empty_cache(self) -> None:
         """Release every free cached buffer (``torch.cuda.empty_cache``) and forget the ones in
