@@ -19,11 +19,12 @@ The module reads top to bottom as a learner would run it by hand::
 
 Memory planning, as torch's: a buffer is allocated just before the step that writes it and freed
 after the last step that reads it; a new buffer with the same byte size and dtype as a freed
-one takes its memory (``buf5 = buf2  # reuse``).  Across calls, buffers of at least
-``config.caching_allocator_min_bytes`` (or of symbolic size) come from the caching allocator's
-pool (``empty_cpu``, ``allocator.py``: a buffer returns to it when nothing holds it any more).  Graph inputs and outputs (and buffers an
+one takes its memory (``buf5 = buf2  # reuse``).  Graph inputs and outputs (and buffers an
 output views) are never freed or reused.  ``peak_memory_bytes`` is the largest total of live
-intermediate buffers at any step, computed from the sizes while generating.
+intermediate buffers at any step, computed from the sizes while generating.  Across calls,
+buffers of at least ``config.caching_allocator_min_bytes`` (or of symbolic size) come from the
+caching allocator's pool (``empty_cpu``, ``allocator.py``: a buffer returns to it when nothing
+holds it any more), so a large buffer does not pay fresh pages' faults on every call.
 
 Dynamic shapes: ``call`` first reads the size symbols from its inputs (``s0 = arg0_1.shape[0]``,
 torch's ``s0 = arg0_1.size(0)``), allocates with them (``empty_cpu((s0, 4), ...)``) and passes
