@@ -39,3 +39,11 @@ npu_cube_nz: bool = False
 # writing its partial to a GM workspace that the last core combines after ``SyncAll()`` (False:
 # one core, its partial results in UB — the tiling function then never considers more)
 npu_multicore_reduction: bool = True
+
+# the caching allocator (allocator.py): the generated code's buffers of at least
+# ``caching_allocator_min_bytes`` come from a pool of freed ones of the same byte size and dtype
+# (a fresh large np.empty pays a page fault per 4 KiB page on its first write); the pool keeps
+# at most ``caching_allocator_max_bytes`` (``mtc.inductor.allocator.empty_cache()`` frees it)
+caching_allocator: bool = True
+caching_allocator_min_bytes: int = 1 << 20
+caching_allocator_max_bytes: int = 1 << 30

@@ -9,7 +9,7 @@ The module reads top to bottom as a learner would run it by hand::
         arg0_1, = args
         buf0 = np.empty((16,), dtype=np.float32)
         fused_cos_mul_0(arg0_1, buf0)
-        buf1 = np.empty((4, 4), dtype=np.float32)
+        buf1 = np.empty((4, 4), dtype=np.float32)        # (>= 1 MiB: empty_cpu, see below)
         np.matmul(buf0.reshape((4, 4)), arg0_1, out=buf1)     # extern kernel
         del buf0                                               # freed after its last use
         return (buf1,)
@@ -21,10 +21,13 @@ Memory planning, as torch's: a buffer is allocated just before the step that wri
 after the last step that reads it; a new buffer with the same byte size and dtype as a freed
 one takes its memory (``buf5 = buf2  # reuse``).  Graph inputs and outputs (and buffers an
 output views) are never freed or reused.  ``peak_memory_bytes`` is the largest total of live
-intermediate buffers at any step, computed from the sizes while generating.
+intermediate buffers at any step, computed from the sizes while generating.  Across calls,
+buffers of at least ``config.caching_allocator_min_bytes`` (or of symbolic size) come from the
+caching allocator's pool (``empty_cpu``, ``allocator.py``: a buffer returns to it when nothing
+holds it any more), so a large buffer does not pay fresh pages' faults on every call.
 
 Dynamic shapes: ``call`` first reads the size symbols from its inputs (``s0 = arg0_1.shape[0]``,
-torch's ``s0 = arg0_1.size(0)``), allocates with them (``np.empty((s0, 4), ...)``) and passes
+torch's ``s0 = arg0_1.size(0)``), allocates with them (``empty_cpu((s0, 4), ...)``) and passes
 them to the kernels that need them (``fused_cos_mul_0(arg0_1, buf0, s0)``); the memory plan
 reuses a buffer only for a byte size that is *equal as an expression*, and reports peak memory
 for the example inputs' sizes.
@@ -56,6 +59,7 @@ HEADER = """\
 import numpy as np
 import minitorch_compile as mtc
 from minitorch_compile._tensor import Tensor
+from minitorch_compile.inductor.allocator import empty_cpu
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
 """
@@ -145,7 +149,13 @@ class WrapperCodeGen:
                     call.append(f"{name} = {old}.reshape({size}); del {old}  # reuse")
                     self.plan.reused.append((name, old))
                 else:
-                    call.append(f"{name} = np.empty({size}, dtype=np.{key[1]})")
+                    # large (or symbolic) buffers of the CPU module come from the caching
+                    # allocator; small ones, and the npu's module (its own header, its device
+                    # hooks count np.empty's arrays), allocate with np.empty
+                    cached = self.header is HEADER and not (
+                        isinstance(key[0], int) and key[0] < config.caching_allocator_min_bytes)
+                    call.append(f"{name} = empty_cpu({size}, np.{key[1]})" if cached else
+                                f"{name} = np.empty({size}, dtype=np.{key[1]})")
                 live[name] = hint(_nbytes(buf))
             self.plan.peak_memory_bytes = max(self.plan.peak_memory_bytes, sum(live.values()))
             if grp.is_extern:
