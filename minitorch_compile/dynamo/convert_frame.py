@@ -37,6 +37,7 @@ from .exc import CompilerFallbackWarning, InternalTorchDynamoError, RestartAnaly
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
 from .resume_execution import emit_graph_break
+from .eager_frame import calls_through_jit
 from .symbolic_convert import InstructionTranslator
 from .variables.lists import TupleVariable
 
@@ -68,6 +69,8 @@ class CacheEntry:
     functions: dict = field(default_factory=dict)  # id(original fn) -> transformed function
     graph_break: object = None  # the Unsupported that ended this frame's graph, if any
     side_effects: list = field(default_factory=list)  # what the transformed code replays
+    # a skipped frame's original code with its callees routed through the JIT (eager_frame)
+    eager_code: types.CodeType | None = None
 
     @property
     def is_eager(self) -> bool:
@@ -107,7 +110,7 @@ class CacheEntry:
         """The transformed code bound to ``fn``'s globals, defaults and closure."""
         f = self.functions.get(id(fn))
         if f is None or f[0] is not fn:
-            new = types.FunctionType(self.code, fn.__globals__, fn.__name__, fn.__defaults__,
+            new = types.FunctionType(self.code or self.eager_code, fn.__globals__, fn.__name__, fn.__defaults__,
                                      fn.__closure__)
             new.__kwdefaults__ = fn.__kwdefaults__
             self.functions[id(fn)] = (fn, new)
@@ -216,7 +219,8 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
                 raise
             get_logger("graph_breaks").info("running %s eagerly: %s", code.co_name, e)
             entry = CacheEntry(_eager_guard(output, fn), code, None, backend=backend,
-                               reason=e.reason, user_line=e.user_line)
+                               reason=e.reason, user_line=e.user_line,
+                               eager_code=calls_through_jit(code, backend))
             break
         except Exception as e:
             if fullgraph or not config.suppress_errors:
