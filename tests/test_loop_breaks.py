@@ -204,3 +204,23 @@ def test_loop_break_program_as_torch(name):
     assert text == t_text
     for a, b in zip(out, t_out):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_skipped_frame_still_subscripts_container_modules():
+    # 3.11/3.12 load `layers` (after the call's NULL) before subscripting it: a container
+    # module is passed through as it is, a called module is compiled
+    layers = mtc.nn.ModuleList([mtc.nn.Linear(3, 3), mtc.nn.Linear(3, 3)])
+    seq = mtc.nn.Sequential(mtc.nn.Linear(3, 3))
+
+    def f(x):
+        for i in range(2):
+            x = layers[i](x) + seq[0](x) + seq(x)
+            print(i)
+        return x
+
+    mtc.dynamo.reset()
+    x = mtc.ones(2, 3)
+    with contextlib.redirect_stdout(io.StringIO()):
+        got = mtc.compile(f, backend=CountingBackend())(x)
+        want = f(x)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)

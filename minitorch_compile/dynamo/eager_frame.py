@@ -76,7 +76,11 @@ def jit_callee(obj, backend):
         if _user_function(obj.__func__) or owner_is_optimizer:
             return jit_wrap(obj, backend)
         return obj
-    if _user_function(obj) or isinstance(obj, Module):
+    if _user_function(obj):
+        return jit_wrap(obj, backend)
+    if isinstance(obj, Module) and not hasattr(type(obj), "__getitem__"):
+        # (3.11/3.12 load a callable after its NULL: ``layers[0](x)`` loads ``layers`` first,
+        # so a container module is left as it is — it is subscripted, not called)
         return jit_wrap(obj, backend)
     return obj
 
