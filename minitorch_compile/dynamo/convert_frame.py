@@ -33,11 +33,11 @@ from ..fx import GraphModule
 from . import config
 from ._logging import get_logger, warn_user
 from .codegen import PyCodegen, assemble
+from .eager_frame import calls_through_jit
 from .exc import CompilerFallbackWarning, InternalTorchDynamoError, RestartAnalysis, Unsupported
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
 from .resume_execution import emit_graph_break
-from .eager_frame import calls_through_jit
 from .symbolic_convert import InstructionTranslator
 from .variables.lists import TupleVariable
 
@@ -110,8 +110,8 @@ class CacheEntry:
         """The transformed code bound to ``fn``'s globals, defaults and closure."""
         f = self.functions.get(id(fn))
         if f is None or f[0] is not fn:
-            new = types.FunctionType(self.code or self.eager_code, fn.__globals__, fn.__name__, fn.__defaults__,
-                                     fn.__closure__)
+            new = types.FunctionType(self.code or self.eager_code, fn.__globals__, fn.__name__,
+                                     fn.__defaults__, fn.__closure__)
             new.__kwdefaults__ = fn.__kwdefaults__
             self.functions[id(fn)] = (fn, new)
             return new
