@@ -525,7 +525,9 @@ def test_a_break_two_calls_deep_compiles_each_level_as_a_frame():
     assert "in leaf" in mtc.dynamo.cache_entries(outermost)[0].graph_break.user_line
     out = mtc.dynamo.explain(outermost)(rg(4))
     assert out.graph_count == 5 and out.graph_break_count == 4  # torch: graph_count - 1
-    assert len(out.break_reasons) == 3  # one per frame that broke
+    # one per graph that reached the backend with a break after it (torch 2.13 lists 2 too):
+    # leaf breaks before any op, so its break comes with no graph and no reason
+    assert len(out.break_reasons) == 2
 
 
 def sign_branch(t):
@@ -919,7 +921,9 @@ def test_a_nested_function_live_at_the_break_runs_the_frame_eagerly():
     # a function object made while tracing cannot be rebuilt as a resume argument yet (torch
     # can): the frame runs eagerly and says why
     # (the graph before the print was compiled before rebuilding add_k failed; it never runs)
-    check_breaks(nested_function_live_at_break, (rg(3),), graphs=1)
+    # (add_k, called by the frame running eagerly, is compiled as a frame of its own: torch's
+    # frame hook would compile it too) — 2 graphs, torch 2.13's 2 are the frame's own
+    check_breaks(nested_function_live_at_break, (rg(3),), graphs=2)
     (entry,) = mtc.dynamo.cache_entries(nested_function_live_at_break)
     assert entry.is_eager and "nested function" in entry.reason
 
@@ -942,7 +946,7 @@ def test_explain_counts_graphs_and_breaks_with_their_lines():
 
 @pytest.mark.parametrize("fn, args, graphs, reasons", [
     (chain_of_prints, (rg(3),), 4, 4),
-    (outer, (rg(3),), 3, 2),  # outer breaks at the call, leaf at its print
+    (outer, (rg(3),), 3, 1),  # outer breaks at the call; leaf at its print, before any op
     (returns_in_branches, (neg(3),), 3, 2),
     (loop_print, (rg(3),), 0, 0),  # no graph: a skipped frame is no break (torch: -1 breaks)
 ])

@@ -33,6 +33,7 @@ from ..fx import GraphModule
 from . import config
 from ._logging import get_logger, warn_user
 from .codegen import PyCodegen, assemble
+from .eager_frame import calls_through_jit
 from .exc import (
     CompilerFallbackWarning,
     InternalTorchDynamoError,
@@ -74,6 +75,8 @@ class CacheEntry:
     functions: dict = field(default_factory=dict)  # id(original fn) -> transformed function
     graph_break: object = None  # the Unsupported that ended this frame's graph, if any
     side_effects: list = field(default_factory=list)  # what the transformed code replays
+    # a skipped frame's original code with its callees routed through the JIT (eager_frame)
+    eager_code: types.CodeType | None = None
 
     @property
     def is_eager(self) -> bool:
@@ -113,8 +116,8 @@ class CacheEntry:
         """The transformed code bound to ``fn``'s globals, defaults and closure."""
         f = self.functions.get(id(fn))
         if f is None or f[0] is not fn:
-            new = types.FunctionType(self.code, fn.__globals__, fn.__name__, fn.__defaults__,
-                                     fn.__closure__)
+            new = types.FunctionType(self.code or self.eager_code, fn.__globals__, fn.__name__,
+                                     fn.__defaults__, fn.__closure__)
             new.__kwdefaults__ = fn.__kwdefaults__
             self.functions[id(fn)] = (fn, new)
             return new
@@ -224,7 +227,8 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
             guard = GuardSet().build(fn.__globals__) if isinstance(e, SkipFrame) else \
                 _eager_guard(output, fn)  # a skipped frame: eagerly for any input
             entry = CacheEntry(guard, code, None, backend=backend,
-                               reason=e.reason, user_line=e.user_line)
+                               reason=e.reason, user_line=e.user_line,
+                               eager_code=calls_through_jit(code, backend))
             break
         except Exception as e:
             if fullgraph or not config.suppress_errors:

@@ -191,7 +191,7 @@ class _JitFunction:
         return self._run(entry, args, kwargs)
 
     def _run(self, entry: CacheEntry, args, kwargs):
-        if entry.code is None:
+        if entry.code is None and entry.eager_code is None:
             return self.fn(*args, **kwargs)
         return entry.function_for(self.fn)(*args, **kwargs)
 

@@ -95,7 +95,9 @@ def explain(fn, *extra_args, **extra_kwargs):
                 _CACHE[code] = saved
         out = ExplainOutput(graphs=graphs, graph_count=len(graphs))
         for e in entries:
-            if e.graph_break is not None:  # the graph broke; a resume function continued
+            # the graph broke; a resume function continued.  As torch's, a reason is recorded
+            # with the graph that reached the backend: a break before any op adds none
+            if e.graph_break is not None and e.graph_module is not None:
                 out.break_reasons.append(BreakReason(e.graph_break.reason,
                                                      e.graph_break.user_line))
             # a frame that runs eagerly as a whole (torch: a skipped frame) is no graph break
