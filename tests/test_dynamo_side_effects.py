@@ -176,7 +176,7 @@ PROGRAMS = {
             print("size", len(s))
             s.symmetric_difference_update({4, 9})
             return x + len(s)
-        """, lambda lib, ns: (lib.ones(3), {1, 2}), 1, 0),  # torch: no reason, no op before the break
+        """, lambda lib, ns: (lib.ones(3), {1, 2}), 1, 0),  # torch: no op before it, no reason
     "nonlocal_write": ("""
         def make():
             n = 0

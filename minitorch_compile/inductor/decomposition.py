@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 
 from .. import _dtype
-
 from ..ops.table import reduction_dims
 
 decompositions: dict = {}  # "aten::name.overload" -> function

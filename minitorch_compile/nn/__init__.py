@@ -13,7 +13,7 @@ The pieces, in the order a learner meets them:
 ``mtc.nn.Linear``, ``mtc.nn.functional.relu`` and friends have torch's names and signatures.
 """
 
-from . import functional, init, utils
+from . import functional, init, utils  # noqa: F401 - mtc.nn.utils, as torch.nn.utils
 from .modules import (
     GELU,
     BatchNorm1d,
