@@ -147,19 +147,11 @@ class SymScalar:
         return hash(self.expr)
 
     def __str__(self) -> str:
-        e = self.expr
-        return e[1:-1] if e.startswith("(") and e.endswith(")") and _balanced(e[1:-1]) else e
+        from .symbolic_shapes import strip_outer_parens
+
+        return strip_outer_parens(self.expr)
 
     __repr__ = __str__
-
-
-def _balanced(s: str) -> bool:
-    depth = 0
-    for ch in s:
-        depth += (ch == "(") - (ch == ")")
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 def _is_number(v) -> bool:

@@ -140,8 +140,7 @@ class SymInt:
         return hash(self.expr)
 
     def __str__(self) -> str:
-        e = self.expr
-        return e[1:-1] if e.startswith("(") and e.endswith(")") and _balanced(e[1:-1]) else e
+        return strip_outer_parens(self.expr)
 
     __repr__ = __str__
 
@@ -153,6 +152,11 @@ def _register_scalar() -> None:
 
 
 _register_scalar()
+
+
+def strip_outer_parens(e: str) -> str:
+    """``(s0 + 1)`` prints as ``s0 + 1``; ``(s0) * (s1)`` keeps its parentheses."""
+    return e[1:-1] if e.startswith("(") and e.endswith(")") and _balanced(e[1:-1]) else e
 
 
 def _balanced(s: str) -> bool:

@@ -203,19 +203,14 @@ class BuiltinVariable(VariableTracker):
                                      for i, v in enumerate(items)])
 
     def _call_zip(self, tx, *seqs, **kwargs):
-        from .iter import LazyIteratorVariable, to_iter
+        from .iter import LazyIteratorVariable, next_of_all, to_iter
 
         if any(isinstance(s, LazyIteratorVariable) for s in seqs):  # lazy: count() may be
             its = [to_iter(tx, s) for s in seqs]  # infinite, map() runs when asked
 
             def step(tx):
-                items = []
-                for it in its:
-                    item = it.next_variable(tx)
-                    if item is None:
-                        return None
-                    items.append(item)
-                return TupleVariable(items)
+                items = next_of_all(tx, its)
+                return None if items is None else TupleVariable(items)
             return LazyIteratorVariable("zip", step)
         _no_generator("zip", *seqs)
         lists = [s.unpack_var_sequence(tx) for s in seqs]

@@ -72,17 +72,23 @@ def call(tx, fn, *args):
 
 
 # ---------------------------------------------------------------- builtins map / filter
+def next_of_all(tx, its) -> list | None:
+    """One item from each iterator, in order — ``None`` once any is exhausted (zip and map)."""
+    items = []
+    for it in its:
+        item = it.next_variable(tx)
+        if item is None:
+            return None
+        items.append(item)
+    return items
+
+
 def _map(tx, fn, *seqs):
     its = [to_iter(tx, s) for s in seqs]
 
     def step(tx):
-        items = []
-        for it in its:
-            item = it.next_variable(tx)
-            if item is None:
-                return None
-            items.append(item)
-        return fn.call_function(tx, items, {})
+        items = next_of_all(tx, its)
+        return None if items is None else fn.call_function(tx, items, {})
     return LazyIteratorVariable("map", step)
 
 
