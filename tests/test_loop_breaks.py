@@ -224,3 +224,24 @@ def test_a_skipped_frame_still_subscripts_container_modules():
         got = mtc.compile(f, backend=CountingBackend())(x)
         want = f(x)
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+
+
+def test_a_rewrite_the_checker_rejects_runs_the_original_code(monkeypatch):
+    """The rewritten code is checked (``bytecode_analysis.check_code``) before it can run; a
+    rejected rewrite leaves ``eager_code`` empty and the frame runs its original code."""
+    from minitorch_compile.dynamo import eager_frame
+    from minitorch_compile.dynamo.bytecode_analysis import InvalidBytecode
+
+    def reject(code):
+        raise InvalidBytecode("rejected by the test")
+
+    monkeypatch.setattr(eager_frame, "check_code", reject)
+    mtc.dynamo.reset()
+    ns, x, w = _make(mtc, "backward_in_for")
+    eager_ns, ex, ew = _make(mtc, "backward_in_for")
+    with contextlib.redirect_stdout(io.StringIO()):
+        got = mtc.compile(ns["f"], backend=CountingBackend())(x, w)
+        want = eager_ns["f"](ex, ew)
+    (entry,) = mtc.dynamo.cache_entries(ns["f"])
+    assert entry.is_eager and entry.eager_code is None
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())

@@ -44,6 +44,7 @@ import types
 from bytecode import Bytecode, Instr
 
 from . import bytecode_versions as versions
+from .bytecode_analysis import check_code
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async gen
@@ -174,7 +175,7 @@ def _rewrite(code, backend):
                  "freevars"):
         if hasattr(original, attr):
             setattr(new, attr, getattr(original, attr))
-    return new.to_code()
+    return check_code(new.to_code())  # a bad rewrite raises here: the original code runs
 
 
 class _Callee:
