@@ -264,7 +264,13 @@ def loop_timings(compiled_call, eager_call, repeat: int) -> tuple[float, float]:
     return min(compiled_s), min(eager_s)
 
 
-def mtc_part3(repeat: int) -> dict:
+def mtc_loop(repeat: int, backend=None, **tol) -> dict:
+    """Parts 3 and 4 for mtc: the 1,000 calls through ``mtc.compile(function, backend=...)``.
+
+    Counts Dynamo's compiles of ``function`` (``first``) and of its resume functions
+    (``resume``) through ``convert_frame.compile_listeners``; ``cold`` is the first loop
+    (compiling included), ``warm``/``eager`` the best later loops.
+    """
     inputs = [mtc_inputs(n, requires_grad=True) for n in loop_sizes()]
     mtc.dynamo.reset()
     compiles = collections.Counter()
@@ -274,14 +280,14 @@ def mtc_part3(repeat: int) -> dict:
 
     convert_frame.compile_listeners.append(count)
     try:
-        compiled = mtc.compile(function, backend="eager")
+        compiled = mtc.compile(function, **({} if backend is None else {"backend": backend}))
         start = time.perf_counter()
         outputs = [compiled(i) for i in inputs]
         cold = time.perf_counter() - start
     finally:
         convert_frame.compile_listeners.remove(count)
     for out, i in zip(outputs, inputs):
-        assert mtc.allclose(out, function(i)), "compiled != eager"
+        assert mtc.allclose(out, function(i), **tol), "compiled != eager"
     warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
                                lambda: [function(i) for i in inputs], repeat)
     first = compiles.pop(function.__name__, 0)
@@ -291,7 +297,16 @@ def mtc_part3(repeat: int) -> dict:
             "eager": eager}
 
 
-def torch_part3(torch, repeat: int) -> dict:
+def mtc_part3(repeat: int) -> dict:
+    return mtc_loop(repeat, backend="eager")
+
+
+def torch_loop(torch, backend, repeat: int, **tol) -> dict:
+    """Parts 3 and 4 for torch: the 1,000 calls through ``torch.compile(fn, backend=...)``.
+
+    ``first`` is the number of cache entries of the function's own code (its compiles);
+    ``cold`` the first loop (compiling included), ``warm``/``eager`` the best later loops.
+    """
     from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
     rng = np.random.default_rng(0)
@@ -299,24 +314,28 @@ def torch_part3(torch, repeat: int) -> dict:
                for k in ("x", "y")} for n in loop_sizes()]
     fn = clone_function(function)
     torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend)
+    start = time.perf_counter()
+    outputs = [compiled(i) for i in inputs]
+    cold = time.perf_counter() - start
+    for out, i in zip(outputs, inputs):
+        assert torch.allclose(out, fn(i), **tol), "torch.compile != eager"
+    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
+                               lambda: [fn(i) for i in inputs], repeat)
+    first = len(_debug_get_cache_entry_list(fn.__code__))
+    torch._dynamo.reset()
+    return {"first": first, "cold": cold, "warm": warm, "eager": eager}
+
+
+def torch_part3(torch, repeat: int) -> dict:
     graphs = []
 
     def eager_counting(gm, example_inputs):
         graphs.append(gm)
         return gm.forward
 
-    compiled = torch.compile(fn, backend=eager_counting)
-    start = time.perf_counter()
-    outputs = [compiled(i) for i in inputs]
-    cold = time.perf_counter() - start
-    for out, i in zip(outputs, inputs):
-        assert torch.allclose(out, fn(i)), "torch.compile != eager"
-    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
-                               lambda: [fn(i) for i in inputs], repeat)
-    first = len(_debug_get_cache_entry_list(fn.__code__))  # one graph per compile here
-    result = {"first": first, "resume": len(graphs) - first, "cold": cold, "warm": warm,
-              "eager": eager}
-    torch._dynamo.reset()
+    result = torch_loop(torch, eager_counting, repeat)
+    result["resume"] = len(graphs) - result["first"]  # one graph per compile here
     return result
 
 
@@ -324,58 +343,21 @@ def torch_part3(torch, repeat: int) -> dict:
 
 
 def mtc_part4(repeat: int) -> dict:
+    """Part 4 adds AOTAutograd's traces and Inductor's graphs made during the loops."""
     import importlib
 
     from minitorch_compile.aot import aot_autograd
 
     compile_fx = importlib.import_module("minitorch_compile.inductor.compile_fx")
-    inputs = [mtc_inputs(n, requires_grad=True) for n in loop_sizes()]
-    mtc.dynamo.reset()
-    compiles = collections.Counter()
-
-    def count(entry):
-        compiles[entry.original_code.co_name] += 1
-
     traces, graphs = aot_autograd.counters["total"], len(compile_fx.compiled_graphs)
-    convert_frame.compile_listeners.append(count)
-    try:
-        compiled = mtc.compile(function)
-        start = time.perf_counter()
-        outputs = [compiled(i) for i in inputs]
-        cold = time.perf_counter() - start
-    finally:
-        convert_frame.compile_listeners.remove(count)
-    traces = aot_autograd.counters["total"] - traces
-    graphs = len(compile_fx.compiled_graphs) - graphs
-    for out, i in zip(outputs, inputs):
-        assert mtc.allclose(out, function(i), rtol=1e-4, atol=1e-5), "compiled != eager"
-    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
-                               lambda: [function(i) for i in inputs], repeat)
-    first = compiles.pop(function.__name__, 0)
-    mtc.dynamo.reset()
-    return {"first": first, "resume": sum(compiles.values()), "aot": traces,
-            "graphs": graphs, "cold": cold, "warm": warm, "eager": eager}
+    result = mtc_loop(repeat, rtol=1e-4, atol=1e-5)  # the default backend, inductor
+    result["aot"] = aot_autograd.counters["total"] - traces
+    result["graphs"] = len(compile_fx.compiled_graphs) - graphs
+    return result
 
 
 def torch_part4(torch, repeat: int) -> dict:
-    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
-
-    rng = np.random.default_rng(0)
-    inputs = [{k: torch.tensor(rng.standard_normal(n).astype(np.float32), requires_grad=True)
-               for k in ("x", "y")} for n in loop_sizes()]
-    fn = clone_function(function)
-    torch._dynamo.reset()
-    compiled = torch.compile(fn)
-    start = time.perf_counter()
-    outputs = [compiled(i) for i in inputs]
-    cold = time.perf_counter() - start
-    for out, i in zip(outputs, inputs):
-        assert torch.allclose(out, fn(i), rtol=1e-4, atol=1e-5), "torch.compile != eager"
-    warm, eager = loop_timings(lambda: [compiled(i) for i in inputs],
-                               lambda: [fn(i) for i in inputs], repeat)
-    first = len(_debug_get_cache_entry_list(fn.__code__))
-    torch._dynamo.reset()
-    return {"first": first, "cold": cold, "warm": warm, "eager": eager}
+    return torch_loop(torch, "inductor", repeat, rtol=1e-4, atol=1e-5)
 
 
 # --------------------------------------------------------------------------- report
