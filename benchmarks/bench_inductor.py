@@ -62,6 +62,22 @@ def best(fn, repeat: int) -> float:
     return min(times)
 
 
+def interleaved(fns: list, repeat: int) -> dict:
+    """Best time of each function over ``repeat`` rounds, one call of each per round (after a
+    warm-up call): every column sees the same machine load, and no two calls of one column
+    run back to back (so, e.g., the spinning of one library's worker threads after its call
+    lands on every column alike).  Returns {position: seconds}."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t)
+    return {k: min(ts) for k, ts in enumerate(times)}
+
+
 def first_call(fn) -> float:
     t = time.perf_counter()
     fn()
@@ -305,9 +321,9 @@ def measure(args) -> list:
         row = {"case": label}
         if backward and key == "cos_cos":
             g = np.ones_like(arrays[0])
-            row["numpy"] = best(lambda: np_fn(arrays[0], g), repeat) * unit
+            timed = {"numpy": lambda: np_fn(arrays[0], g)}
         else:
-            row["numpy"] = best(lambda: np_fn(*arrays), reps) * unit
+            timed = {"numpy": lambda: np_fn(*arrays)}
 
         def ours():
             mk = lambda a, rg: mtc.tensor(a).requires_grad_(rg)  # noqa: E731
@@ -316,22 +332,25 @@ def measure(args) -> list:
             mtc.dynamo.reset()
             comp = run_lib(mtc, mtc.nn.functional, builder, arrays, backward, mtc.compile, mk)
             row["compile s"] = first_call(comp)
-            row["compiled"] = best(comp, reps) * unit
+            timed["compiled"] = comp
 
         def theirs():
             tk = lambda a, rg: torch.from_numpy(a.copy()).requires_grad_(rg)  # noqa: E731
-            te = run_lib(torch, torch.nn.functional, builder, arrays, backward, None, tk)
-            row["torch"] = best(te, reps) * unit
+            timed["torch"] = run_lib(torch, torch.nn.functional, builder, arrays, backward,
+                                     None, tk)
             torch._dynamo.reset()
             with torch_cold(torch, not args.warm_torch_cache):
                 tc = run_lib(torch, torch.nn.functional, builder, arrays, backward,
                              torch.compile, tk)
                 row["tc compile s"] = first_call(tc)
-            row["torch.compile"] = best(tc, reps) * unit
+            timed["torch.compile"] = tc
         order = [ours] if torch is None else [theirs, ours] if args.torch_first else \
             [ours, theirs]
         for part in order:
             part()
+        names = list(timed)[::-1] if args.torch_first else list(timed)
+        for name, t in interleaved([timed[k] for k in names], reps).items():
+            row[names[name]] = t * unit
         results.append(row)
         c, npt, tct = row["compiled"], row["numpy"], row.get("torch.compile")
         row["c/np"] = c / npt
