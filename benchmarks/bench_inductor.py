@@ -17,8 +17,12 @@ Programs (issue 9, item 10), each written once and run through every implementat
 * ``mlp step``: Linear 512→1024, ReLU, Linear 1024→64, MSE loss, backward, batch 1024;
 * ``small call``: ``(x.cos() * y + 1).sum()`` on 10 elements — a cache hit's overhead.
 
-Figures are the best of ``--repeat`` runs (ms, µs for the small call); compile time is the first
-call, cold on both sides: ours after ``mtc.dynamo.reset()`` (our content-keyed module cache is
+Figures are the best of ``--repeat`` rounds (ms, µs for the small call): after the first calls,
+each round calls numpy, ours, torch eager and ``torch.compile`` once each, in that order
+(``--torch-first`` reverses it, to check the order does not matter), so every column sees the
+same machine load and ours never runs right after torch's (whose OpenMP threads spin for a
+while after a parallel region); our eager mode is timed on its own (slow, best of 2).
+Compile time is the first call, cold on both sides: ours after ``mtc.dynamo.reset()`` (our content-keyed module cache is
 in-process only, and each case is a new program), torch's with every cache off —
 ``torch._dynamo.reset()``, a fresh empty ``TORCHINDUCTOR_CACHE_DIR`` per case,
 ``torch._inductor.config.fx_graph_cache``/``force_disable_caches`` and

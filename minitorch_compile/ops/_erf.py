@@ -6,8 +6,8 @@ fixed approximation evaluated with array operations, no per-element Python.
 
 float32 / float16 (``erf_float32_body``, one definition for eager mode and compiled kernels)
     ``erf(x) ~ tanh(x g(x^2))`` with ``g`` a degree-6 polynomial in ``y = min(x^2, 16)``,
-    minimax-fitted so that ``tanh(x g(x^2))`` is within 3e-8 of ``erf`` on [0, 4]
-    (``tools/gen_erf_coefficients.py``; past 4, ``x g(16) > 9`` and ``tanh`` is 1 in float32,
+    fitted by a linearized minimax (``tools/gen_erf_coefficients.py``; in exact arithmetic
+    within 1.0e-7 of ``erf`` on [0, 4]; past 4, ``x g(16) > 9`` and ``tanh`` is 1 in float32,
     as ``erf`` is).  ``tanh`` is odd and saturates exactly as ``erf`` does, so the sign, the
     tails, ``+-0`` and ``+-inf`` need no extra pass, and there is no division: 16 float32
     passes (a product, a ``minimum``, twelve for Horner's rule, a product, ``tanh``) against
@@ -26,7 +26,7 @@ float64 (``_erf_float64``)
       (0.08, 0.43)) as a Chebyshev series on [1, 2], [2, 4], [4, 6], coefficients generated in
       50-digit arithmetic by ``tools/gen_erf_coefficients.py``;
     * |x| >= 6: +-1 (erfc(6) = 2e-17 is below half an ulp of 1).
-    Max abs error vs ``math.erf``: one ulp (<= 2.3e-16, ``tests/test_erf.py``).
+    Max abs error vs ``math.erf``: one ulp (<= 2.3e-16, ``tests/test_ops_breadth.py``).
 
 NaN stays NaN; +-inf gives +-1.
 """
