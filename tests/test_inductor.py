@@ -641,6 +641,9 @@ def test_erf_float32_is_computed_in_the_kernel_and_accurate():
     np.testing.assert_array_equal(got, x.erf().numpy())
     gelu = mtc.nn.functional.gelu
     np.testing.assert_array_equal(mtc.compile(gelu)(x).numpy(), gelu(x).numpy())
+    big = mtc.randn(300_001) * 3  # several tiles, both threads, a ragged last tile
+    np.testing.assert_array_equal(mtc.compile(lambda x: x.erf())(big).numpy(),
+                                  big.erf().numpy())
     assert np.signbit(got[-1]) and not np.signbit(got[-2])
     # float64 keeps the eager kernel's last-ulp accuracy (the kernel is called on the tile)
     x64 = x.double()
