@@ -275,6 +275,8 @@ def main(argv=None) -> None:
                    help="time torch.compile's first call with its on-disk caches as they are")
     p.add_argument("--torch-first", action="store_true",
                    help="in each case, time torch's columns before ours (order check)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="threads for ours and for torch (torch.set_num_threads); 0: defaults")
     p.add_argument("--cases", default="", help="comma-separated keys: chain,softmax,...")
     p.add_argument("--write-readme", action="store_true",
                    help="also write the output into benchmarks/README.md")
@@ -308,6 +310,10 @@ def measure(args) -> list:
             torch = None
     rng = np.random.default_rng(0)
     warnings.simplefilter("ignore")
+    if args.threads:
+        mtc.inductor.config.threads = args.threads
+        if torch is not None:
+            torch.set_num_threads(args.threads)
     print(f"inductor benchmark: n={n}, rows×cols={rows}×{cols}, threads="
           f"{mtc.inductor.config.threads}, best of {repeat}; ms (small call: µs); first calls "
           f"{'with torch caches warm' if args.warm_torch_cache else 'cold on both sides'}"
