@@ -22,16 +22,17 @@ each round calls numpy, ours, torch eager and ``torch.compile`` once each, in th
 (``--torch-first`` reverses it, to check the order does not matter), so every column sees the
 same machine load and ours never runs right after torch's (whose OpenMP threads spin for a
 while after a parallel region); our eager mode is timed on its own (slow, best of 2).
-Compile time is the first call, cold on both sides: ours after ``mtc.dynamo.reset()`` (our content-keyed module cache is
-in-process only, and each case is a new program), torch's with every cache off —
-``torch._dynamo.reset()``, a fresh empty ``TORCHINDUCTOR_CACHE_DIR`` per case,
-``torch._inductor.config.fx_graph_cache``/``force_disable_caches`` and
+Compile time is the first call, cold on both sides: ours after ``mtc.dynamo.reset()`` (our
+content-keyed module cache is in-process only, and each case is a new program), torch's with
+every cache off — ``torch._dynamo.reset()``, a fresh empty ``TORCHINDUCTOR_CACHE_DIR`` per
+case, ``torch._inductor.config.fx_graph_cache``/``force_disable_caches`` and
 ``torch._functorch.config.enable_autograd_cache`` set to disable, and its in-process C++/Python
 code caches cleared — so it really compiles C++ each time (``--warm-torch-cache`` measures it
-with its caches as they are, as a user's second run sees them).  Baselines run in the same process, so ratios are the figures that travel.  Targets
-(printed, not asserted): ours ≤ 0.5× numpy and ≤ 1.25× ``torch.compile`` on the pointwise and
-reduction rows; the MLP step no slower than numpy; first call ≤ 1/10 of ``torch.compile``'s;
-the small call no slower than ``torch.compile``'s.
+with its caches as they are, as a user's second run sees them).  Baselines run in the same
+process, so ratios are the figures that travel.  Targets (printed, not asserted): ours ≤ 0.5×
+numpy and ≤ 1.25× ``torch.compile`` on the pointwise and reduction rows; the MLP step no
+slower than numpy; first call ≤ 1/10 of ``torch.compile``'s; the small call no slower than
+``torch.compile``'s.  ``--threads N`` sets both libraries' thread counts.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ import argparse
 import contextlib
 import os
 import shutil
-import tempfile
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -239,7 +240,8 @@ def torch_cold(torch, cold: bool):
         yield
         return
     from torch._functorch import config as fconfig
-    from torch._inductor import codecache, config as iconfig
+    from torch._inductor import codecache
+    from torch._inductor import config as iconfig
 
     old_env = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     saved = (iconfig.fx_graph_cache, iconfig.force_disable_caches, fconfig.enable_autograd_cache)

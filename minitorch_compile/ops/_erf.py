@@ -48,7 +48,7 @@ _BLOCK = 1 << 14  # eager: 16K float32 values per block, so the temporaries stay
 
 def erf_float32_body(ops, x):
     """``erf(x) ~ tanh(x g(min(x^2, 16)))`` written once over an ops namespace: numpy ufuncs
-    in eager mode (``_NUMPY_OPS``), ``V.ops`` inside a compiled kernel (``inductor/lowering.py``).
+    in eager mode (``_NumpyOps``), ``V.ops`` inside a compiled kernel (``inductor/lowering.py``).
     NaN stays NaN (``minimum`` and ``tanh`` propagate it)."""
     y = ops.minimum(ops.multiply(x, x), _Y_MAX)
     acc = ops.add(ops.multiply(y, _TANH_G[0]), _TANH_G[1])
