@@ -101,28 +101,46 @@ class NPUTiling:
                 for j, (_, dt, fl) in enumerate(self.accs if ws > 1 else [])]
         return [(name, c, max(b, al)) for name, c, b in out]  # no empty allocation
 
+    def depths(self) -> list:
+        """The buffers per queue the tiling function may give this kernel: 2 (double
+        buffering) and deeper, up to ``config.npu_buffer_num`` and the spec's limit of queue
+        buffers per position (``max_que_buffers``; the kernel's tiled inputs share one VECIN
+        queue and its tiled outputs one VECOUT queue, so each position holds one queue)."""
+        deepest = min(config.npu_buffer_num, get_spec().max_que_buffers)
+        return list(range(2, deepest + 1)) or [2]
+
     def plan(self, slots: list) -> tuple:
         """(block_dim, rows per core, rows per tile): the tiling function.  Of the core counts
-        (each core at least one row) and tile counts per core (at most ``MAX_TILES_PER_CORE``)
-        whose buffers fit UB, the fastest by the launch's own pipeline model; a tie goes to
-        fewer cores, then fewer tiles.  Resident inputs are read once per core, so no more
-        cores than keep those extra reads within ``MAX_EXTRA_BYTES`` of the kernel's bytes."""
+        (each core at least one row), tile counts per core (at most ``MAX_TILES_PER_CORE``) and
+        buffers per queue (``depths``) whose buffers fit UB, the fastest by the launch's own
+        pipeline model; a tie goes to fewer buffers, then fewer cores, then fewer tiles.
+        Resident inputs are read once per core, so no more cores than keep those extra reads
+        within ``MAX_EXTRA_BYTES`` of the kernel's bytes.  The buffers per queue it chose are
+        ``self.nbuf``."""
         spec = get_spec()
         n = self.frame.sizes[0]
         multi = self.split and config.npu_multicore_reduction
         self.ws_cores = min(spec.num_cores, n) if multi else 1  # the most partials read back
+        self.nbuf = 2
 
-        def used(rows):
-            return sum(c * b for _, c, b in self.buffers(rows, slots))
+        def used(rows, nbuf=2):
+            return sum(c * b for _, c, b in self.buffers(rows, slots, nbuf))
         if used(1) > spec.ub_bytes:
             listing = ", ".join(f"{name}={c}x{b}" for name, c, b in self.buffers(1, slots))
             raise NPUCompileError(
                 f"npu kernel '{self.name}' does not fit UB even one row per tile: needs "
                 f"{used(1)} bytes ({listing}), UB has {spec.ub_bytes}")
-        lo, hi = 1, n
-        while lo < hi:  # the largest row count that fits
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if used(mid) <= spec.ub_bytes else (lo, mid - 1)
+
+        def largest(nbuf):  # the largest row count that fits with ``nbuf`` buffers per queue
+            if used(1, nbuf) > spec.ub_bytes:
+                return 0
+            lo, hi = 1, n
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if used(mid, nbuf) <= spec.ub_bytes else (lo, mid - 1)
+            return lo
+        fits = {d: largest(d) for d in self.depths()}
+        lo = fits[2]
         best = None
         for cores in [1] if self.split and not multi else range(1, min(spec.num_cores, n) + 1):
             per = math.ceil(n / cores)
@@ -131,17 +149,19 @@ class NPUTiling:
                 break  # more cores would read the resident inputs (or the partials) too often
             for k in range(1, min(MAX_TILES_PER_CORE, per) + 1):
                 rows = math.ceil(per / k)
-                if rows > lo:
-                    continue
-                t = self._estimate(rows, per, block_dim)
-                if best is None or t < best[0] - 1e-9:
-                    best = (t, block_dim, per, rows)
+                for nbuf, most in fits.items():
+                    if rows > most or (nbuf > 2 and k < nbuf):  # deeper than its tiles: no use
+                        continue
+                    t = self._estimate(rows, per, block_dim, nbuf)
+                    if best is None or t < best[0] - 1e-9:
+                        best = (t, block_dim, per, rows, nbuf)
         if best is None:  # not even a core's whole share in 16 tiles: the largest tile
             self.estimate = math.inf
             per = max(1, n if self.split else math.ceil(n / max(1, min(spec.num_cores, n))))
             return max(1, math.ceil(n / per)), per, lo
         self.estimate = best[0]  # cycles, by the model (``choose_kernel`` compares two frames)
-        return best[1:]
+        self.nbuf = best[4]
+        return best[1:4]
 
     def _extra_bytes(self, block_dim: int) -> int:
         """GM bytes beyond the minimum on ``block_dim`` cores: each core's copy of the resident
@@ -154,9 +174,10 @@ class NPUTiling:
     def _partial_bytes(self) -> int:
         return sum(self._fixed_bytes(fl, dt) for _, dt, fl in self.accs)
 
-    def _estimate(self, rows: int, per: int, block_dim: int) -> float:
-        """One core's cycles at ``rows`` per tile, from the same pipeline model the launch
-        uses (``npu/launch.py``): per tile MTE2 / Vector / MTE3 of its bytes."""
+    def _estimate(self, rows: int, per: int, block_dim: int, nbuf: int = 2) -> float:
+        """One core's cycles at ``rows`` per tile and ``nbuf`` buffers per queue, from the same
+        pipeline model the launch uses (``npu/launch.py``): per tile MTE2 / Vector / MTE3 of
+        its bytes."""
         spec = get_spec()
         bw, lat = spec.core_bytes_per_cycle(block_dim), spec.dma_latency_cycles
 
@@ -196,7 +217,7 @@ class NPUTiling:
         latency = [{s: lat for s in ("MTE2", "MTE3") if c[s]} for _, c in tiles]
         moved = self.num_bytes + self._extra_bytes(block_dim)
         ceiling = moved / spec.gm_bytes_per_cycle + 2 * lat
-        t = pipeline(tiles, True, latency=latency)[1]
+        t = pipeline(tiles, nbuf, latency=latency)[1]
         if multi:  # SyncAll, then the last core reads the partials back and combines them
             ws = block_dim * self._partial_bytes()
             vec = sum(units.vector_cycles(spec, "reduce", block_dim * self._fixed_bytes(fl, dt))
