@@ -113,7 +113,7 @@ class NPUTiling:
         """(block_dim, rows per core, rows per tile): the tiling function.  Of the core counts
         (each core at least one row), tile counts per core (at most ``MAX_TILES_PER_CORE``) and
         buffers per queue (``depths``) whose buffers fit UB, the fastest by the launch's own
-        pipeline model; a tie goes to fewer buffers, then fewer cores, then fewer tiles.
+        pipeline model; a tie goes to fewer cores, then fewer tiles, then fewer buffers.
         Resident inputs are read once per core, so no more cores than keep those extra reads
         within ``MAX_EXTRA_BYTES`` of the kernel's bytes.  The buffers per queue it chose are
         ``self.nbuf``."""
@@ -149,12 +149,17 @@ class NPUTiling:
                 break  # more cores would read the resident inputs (or the partials) too often
             for k in range(1, min(MAX_TILES_PER_CORE, per) + 1):
                 rows = math.ceil(per / k)
-                for nbuf, most in fits.items():
-                    if rows > most or (nbuf > 2 and k < nbuf):  # deeper than its tiles: no use
-                        continue
-                    t = self._estimate(rows, per, block_dim, nbuf)
-                    if best is None or t < best[0] - 1e-9:
-                        best = (t, block_dim, per, rows, nbuf)
+                # more buffers never slow the schedule (each relaxes a constraint): time the
+                # deepest queues that fit, then take the fewest buffers that time as well
+                ok = [d for d, most in fits.items() if rows <= most and (d == 2 or k >= d)]
+                if not ok:
+                    continue
+                t = self._estimate(rows, per, block_dim, ok[-1])
+                if best is not None and t >= best[0] - 1e-9:
+                    continue
+                nbuf = next(d for d in ok if d == ok[-1] or
+                            self._estimate(rows, per, block_dim, d) <= t + 1e-9)
+                best = (t, block_dim, per, rows, nbuf)
         if best is None:  # not even a core's whole share in 16 tiles: the largest tile
             self.estimate = math.inf
             per = max(1, n if self.split else math.ceil(n / max(1, min(spec.num_cores, n))))
@@ -184,16 +189,22 @@ class NPUTiling:
         def row_bytes(flags, dtype):
             return self._row_elems(flags) * np.dtype(dtype).itemsize
 
-        def tile(r):
-            vec = 0
+        if getattr(self, "_vec_terms", None) is None:  # per instruction: (cost name, operands)
+            self._vec_terms = []
             for ins in self.body.instrs:
                 m = re.search(r"\nVec\('(\w+)'", ins.fmt)
                 vals = [v for v in [ins.dest, *ins.args]
                         if isinstance(v, Value) and v.dtype and v.flags]
                 if m and vals:
-                    width = max((r if v.flags[0] else 1) * row_bytes(v.flags, v.dtype)
-                                for v in vals)
-                    vec += units.vector_cycles(spec, m.group(1), width)
+                    self._vec_terms.append((m.group(1), [(bool(v.flags[0]),
+                                                          row_bytes(v.flags, v.dtype))
+                                                         for v in vals]))
+
+        def tile(r):
+            vec = 0
+            for name, operands in self._vec_terms:
+                width = max((r if tiled else 1) * b for tiled, b in operands)
+                vec += units.vector_cycles(spec, name, width)
             ins_b = r * sum(row_bytes(fl, dt) for dt, fl in self.tiled_in.values())
             out_b = r * sum(row_bytes(fl, dt) for dt, fl, t in self.outs.values() if t)
             return {"MTE2": lat + ins_b / bw if ins_b else 0.0, "Vector": float(vec),
