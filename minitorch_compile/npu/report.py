@@ -3,11 +3,12 @@
 Insight's timeline and its roofline view).
 
 Timeline: a core's tiles are scheduled stage after stage (``MTE2 → MTE1 → Cube → Vector →
-MTE3``) by the timing model itself (``npu/launch.py``'s ``pipeline``).  Double-buffered, stage
-*s* of tile *i* starts when stage *s* of tile *i − 1*, stage *s − 1* of tile *i* and (its buffer
-free again) stage *s + 1* of tile *i − 2* are done — copies overlap compute; with one buffer per
-queue, tile *i* starts after tile *i − 1* finished.  (Its length is the core's time; the
-kernel's ``time_us`` is the slowest core's, or the shared bandwidth's when that is longer.)
+MTE3``) by the timing model itself (``npu/launch.py``'s ``pipeline``).  With *d* ≥ 2 buffers per
+queue, stage *s* of tile *i* starts when stage *s* of tile *i − 1*, stage *s − 1* of tile *i*
+and (its buffer free again) stage *s + 1* of tile *i − d* are done — copies overlap compute;
+with one buffer per queue, tile *i* starts after tile *i − 1* finished.  (Its length is the
+core's time; the kernel's ``time_us`` is the slowest core's, or the shared bandwidth's when
+that is longer.)
 Each lane is a row of characters; the character is the tile's number (mod 10).
 
 Roofline: a kernel's *arithmetic intensity* is its compute cycles (vector or cube, whichever is

@@ -9,7 +9,7 @@ lives.  For softmax on (4096, 1024) float32 the kernel reads::
     def fused__softmax_0(in_arg0_1, out_buf3):
         v0 = in_arg0_1                                    # GM views
         o0 = out_buf3
-        nbuf = buffer_num()                               # 2: double buffering
+        nbuf = buffer_num(2)                              # 2: double buffering
         with KernelLaunch('fused__softmax_0', 24, ...) as k:
             for core in k.cores():                        # one pass per AI core
                 pipe = TPipe()
@@ -29,14 +29,17 @@ The algorithm:
 1. build the CPU kernel (frame, views, instructions), but a load of a GM view becomes a UB
    tile ``x<k>`` filled by ``CopyIn`` through a VECIN queue (a view constant along the tile
    dim is copied once per core and stays resident, ``r<k>``), and a store becomes a write into a
-   VECOUT queue buffer ``y<k>`` that ``CopyOut`` sends to GM;
+   VECOUT queue buffer ``y<k>`` that ``CopyOut`` sends to GM; several tiled inputs (outputs)
+   share one queue, ``q_in`` (``q_out``), each at its offset in the queue's buffers — an Atlas A2
+   core holds at most ``spec.max_que_buffers`` queue buffers per position;
 2. every instruction is followed by ``Vec(cost name, operands)``: its vector cycles;
 3. the tiling (``npu_tiling.py``): rows of the first frame dim; every live UB buffer — queues ×
    ``nbuf``, temporaries (``TBuf``), resident inputs, each 32-byte aligned — must fit UB (if one
    row does not: ``NPUCompileError`` naming every buffer and its bytes); the core count
-   (``GetBlockIdx()``) and the tile count per core are the fastest by the launch's pipeline
-   model.  A pointwise frame is tiled over the dim every input varies along, so a broadcast
-   input (a bias) is not read once per core.  A group whose tiles cut a reduction (a *split*
+   (``GetBlockIdx()``), the tile count per core and the buffers per queue (``nbuf``: 2 is
+   double buffering, a small compute-bound kernel may get more) are the fastest by the
+   launch's pipeline model.  A pointwise frame is tiled over the dim every input varies
+   along, so a broadcast input (a bias) is not read once per core.  A group whose tiles cut a reduction (a *split*
    reduction: ``x.sum()``) keeps its partial results in UB across tiles; on several cores each
    core then copies its partials to a GM workspace, ``SyncAll()`` waits for all, and the last
    core reads them back, combines them and runs the epilogue;

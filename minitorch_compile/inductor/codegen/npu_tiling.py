@@ -6,15 +6,18 @@ platform's core count and UB size and fills a ``TilingData`` for the kernel).
 found: ``tiled_in`` / ``resident`` / ``outs`` (views and their flags), ``accs`` (partial
 results), the body's instructions with their vector costs.  The algorithm (``plan``):
 
-1. every live UB buffer at ``rows`` per tile — queues x 2 (double buffering), temporaries,
-   resident inputs, partial results, each 32-byte aligned — must fit UB: the largest such
-   ``rows`` bounds the tile; if one row does not fit, ``NPUCompileError`` names the buffers;
-2. for each core count (every core at least one row) and each tile count per core up to
-   ``MAX_TILES_PER_CORE``, estimate one core's time with the launch's own pipeline model
+1. every live UB buffer at ``rows`` per tile — queues x ``nbuf`` (2: double buffering; up to
+   ``config.npu_buffer_num``, ``depths``), temporaries, resident inputs, partial results, each
+   32-byte aligned — must fit UB: the largest such ``rows`` per ``nbuf`` bounds the tile; if one
+   row does not fit at 2, ``NPUCompileError`` names the buffers;
+2. for each core count (every core at least one row), each tile count per core up to
+   ``MAX_TILES_PER_CORE`` and each depth that fits (the deepest first: more buffers never slow
+   the schedule, so a shallower one is kept only at the same time), estimate one core's time
+   with the launch's own pipeline model
    (``npu/launch.py``: per tile MTE2 / Vector / MTE3 of its bytes and vector cycles) and the
    shared bandwidth — a split reduction on several cores adds its partials' copy out,
    ``SyncAll()`` and the last core's combine pass; the fastest wins, a tie goes to fewer
-   cores, then fewer tiles;
+   cores, then fewer tiles, then fewer buffers;
 3. a core count whose resident inputs (read once per core) and workspace partials (written
    and read back once per core) would add more than ``MAX_EXTRA_BYTES`` to the kernel's GM
    bytes is not considered.
