@@ -39,10 +39,10 @@ The algorithm:
    (``GetBlockIdx()``), the tile count per core and the buffers per queue (``nbuf``: 2 is
    double buffering, a small compute-bound kernel may get more) are the fastest by the
    launch's pipeline model.  A pointwise frame is tiled over the dim every input varies
-   along, so a broadcast input (a bias) is not read once per core.  A group whose tiles cut a reduction (a *split*
-   reduction: ``x.sum()``) keeps its partial results in UB across tiles; on several cores each
-   core then copies its partials to a GM workspace, ``SyncAll()`` waits for all, and the last
-   core reads them back, combines them and runs the epilogue;
+   along, so a broadcast input (a bias) is not read once per core.  A group whose tiles cut a
+   reduction (a *split* reduction: ``x.sum()``) keeps its partial results in UB across tiles;
+   on several cores each core then copies its partials to a GM workspace, ``SyncAll()`` waits
+   for all, and the last core reads them back, combines them and runs the epilogue;
 4. inputs constant along the tile dim are copied with the first tile (one DMA burst) and stay
    resident; an epilogue after the loop runs in the last tile's pass, its copies going out
    with that tile's.
