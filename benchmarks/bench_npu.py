@@ -74,7 +74,9 @@ def run(fn, args, grad, mode: str):
     # kept NZ weight copies are found by address: start each measurement without any, so a
     # run's cast count never depends on which arrays an earlier run left at which address
     npu_cube._kept.clear()
-    inductor.config.npu_buffer_num = 1 if mode == "fused, 1 buffer" else 2
+    default_buffers = inductor.config.npu_buffer_num
+    if mode == "fused, 1 buffer":
+        inductor.config.npu_buffer_num = 1
     inductor.config.npu_cube_nz = mode == "fused, NZ casts"
     f = fn if mode == "eager" else mtc.compile(fn)
     args = [a.detach().requires_grad_(a.requires_grad) for a in args]
@@ -88,7 +90,7 @@ def run(fn, args, grad, mode: str):
         out = f(*args)
         if grad:
             out.sum().backward()
-    inductor.config.npu_buffer_num, inductor.config.npu_cube_nz = 2, False
+    inductor.config.npu_buffer_num, inductor.config.npu_cube_nz = default_buffers, False
     return prof
 
 

@@ -228,7 +228,7 @@ def test_compiled_with_nz_matmuls_equals_eager(prog):
             expected = fn(*inputs, ints)
             got = mtc.compile(fn)(*[x.npu() for x in inputs], ints.npu())
     finally:
-        inductor.config.npu_buffer_num, inductor.config.npu_cube_nz = 2, False
+        inductor.config.npu_cube_nz = False
     for e, g in zip(expected, got):
         _close(g.cpu().numpy(), e.numpy(), e.numpy().dtype)
 

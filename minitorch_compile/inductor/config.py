@@ -30,10 +30,12 @@ aggressive_fusion: bool = False  # horizontal fusion of nodes sharing no input
 # reuse a freed buffer of the same size for a new one (memory planning)
 allow_buffer_reuse: bool = True
 
-# the npu target (codegen/npu.py): buffers per queue (2 = double buffering), and whether extern
+# the npu target (codegen/npu.py): the most buffers per queue the tiling function may use (1 =
+# one buffer, serial; 2 = double buffering; more = deeper queues, within the spec's limit of
+# queue buffers per position, ``max_que_buffers``), and whether extern
 # matmuls take FRACTAL_NZ operands through visible TransData kernels (True, torch_npu's private
 # format path, with cast elimination) or read ND directly (False: ND->NZ on the fly in the copy)
-npu_buffer_num: int = 2
+npu_buffer_num: int = 4
 npu_cube_nz: bool = False
 # a split reduction (``x.sum()``: the tiles cut the reduction) may run on several AI cores, each
 # writing its partial to a GM workspace that the last core combines after ``SyncAll()`` (False:

@@ -3,9 +3,11 @@ operator on numpy arrays, each counted through ``npu/kernel.py`` (``codegen/npu.
 calls; this module is small on purpose, so the generated code reads as the whole algorithm).
 
 ===================================  ============================================================
-``CopyIn(que, gm_view)``             MTE2: a tile of a GM view into a buffer of ``que`` (UB),
-                                     ``EnQue`` + ``DeQue``; returns the tile as an array in UB
+``CopyIn(que, gm_view, ..., at=)``   MTE2: a tile of each GM view into one buffer of ``que``
+                                     (UB, at byte offsets ``at``), ``EnQue`` + ``DeQue``;
+                                     returns the tiles as arrays in UB
 ``Alloc(que_or_tbuf, shape, dtype)`` a UB buffer of a queue (VECOUT) or a ``TBuf`` (VECCALC)
+``AllocParts(que, parts, at)``       one queue buffer holding several outputs, at byte offsets
 ``Vec(name, *arrays)``               one vector instruction over the widest array (the cost of
                                      the numpy call written just before it)
 ``CopyOut(gm_view, que, ub)``        MTE3: UB -> GM through the VECOUT queue
@@ -41,14 +43,16 @@ from ..npu.kernel import (  # noqa: F401 - re-exported for the generated modules
 from . import config
 
 
-def buffer_num() -> int:
-    """Buffers per queue: 2 (double buffering) unless ``config.npu_buffer_num`` says 1."""
-    return config.npu_buffer_num
+def buffer_num(planned: int = 2) -> int:
+    """Buffers per queue: the tiling function's choice (2 = double buffering, more = deeper
+    queues), at most ``config.npu_buffer_num`` (1: one buffer per queue, a serial kernel)."""
+    return max(1, min(planned, config.npu_buffer_num))
 
 
-def _ub(tensor, shape, dtype) -> np.ndarray:
+def _ub(tensor, shape, dtype, offset: int = 0) -> np.ndarray:
+    """``shape`` elements of ``dtype`` at byte ``offset`` of a queue buffer or TBuf."""
     n = int(np.prod(shape, dtype=np.int64))
-    flat = tensor.buffer.view(tensor.alloc, np.dtype(dtype))
+    flat = tensor.buffer.view(tensor.alloc, np.uint8)[offset:].view(np.dtype(dtype))
     return flat[:n].reshape(shape)
 
 
@@ -57,16 +61,27 @@ def Alloc(que, shape: tuple, dtype) -> np.ndarray:  # noqa: N802 - Ascend C's st
     return _ub(t, shape, dtype)
 
 
-def CopyIn(que, src: np.ndarray) -> np.ndarray:  # noqa: N802
+def AllocParts(que, parts: tuple, at: tuple) -> tuple:  # noqa: N802
+    """One buffer of ``que`` holding several tensors, ``parts[i] = (shape, dtype)`` at byte
+    offset ``at[i]`` (Ascend C: several outputs in one queue, used by offsets)."""
+    t = que.AllocTensor(np.uint8)
+    return tuple(_ub(t, shape, dtype, off) for (shape, dtype), off in zip(parts, at))
+
+
+def CopyIn(que, *srcs: np.ndarray, at: tuple = (0,)):  # noqa: N802
+    """Copy GM views into one buffer of ``que``, ``srcs[i]`` at byte offset ``at[i]`` (several
+    inputs in one queue, used by offsets); one array, or a tuple for several."""
     core = K._current_core()
-    t = que.AllocTensor(src.dtype)
-    core.add("MTE2", units.dma_cycles(core.spec, src.nbytes, core.launch.block_dim),
-             latency=core.spec.dma_latency_cycles, gm_read=src.nbytes)
-    ub = _ub(t, src.shape, src.dtype)
-    np.copyto(ub, src)
+    t = que.AllocTensor(srcs[0].dtype)
+    ubs = []
+    for src, off in zip(srcs, at, strict=True):
+        core.add("MTE2", units.dma_cycles(core.spec, src.nbytes, core.launch.block_dim),
+                 latency=core.spec.dma_latency_cycles, gm_read=src.nbytes)
+        ubs.append(_ub(t, src.shape, src.dtype, off))
+        np.copyto(ubs[-1], src)
     que.EnQue(t)
     que.DeQue()
-    return ub
+    return ubs[0] if len(ubs) == 1 else tuple(ubs)
 
 
 def CopyOut(dst: np.ndarray, que, ub: np.ndarray) -> None:  # noqa: N802

@@ -136,6 +136,10 @@ class TPipe:
         que.depth = num
         if que.position != VECCALC:  # scratch space does not take part in the pipeline
             self.core.queue_depths.append(num)
+            # Atlas A2 allows ``spec.max_que_buffers`` per position: recorded, not enforced
+            # (Inductor's kernels keep to it; eager skeletons give each input its own queue)
+            que_buffers = self.core.que_buffers
+            que_buffers[que.position] = que_buffers.get(que.position, 0) + num
 
 
 class TBuf(TQue):

@@ -17,13 +17,17 @@ kernel's time follows from them::
 
 The pipeline schedule (a flow shop, as the queues make it): stage *s* of pass *i* starts when
 stage *s* has finished pass *i − 1* (one engine per stage), when the stages before it have
-finished pass *i* and the passes before (its data is in the queue, or resident), and — two
-buffers per queue — when the stage after it has finished pass *i − 2* (that buffer is free
-again).  Its end is the steady state (about the slowest stage per pass) plus the pipeline
-fill and drain, for any mix of passes: a resident copy before the loop or an epilogue after it
-is one more pass.  A tile standing for ``times`` identical passes is scheduled pass by pass
-up to 4,096 passes; beyond that the rest is shifted by the cycle the last passes showed (an
-approximation: the tests hold it within 25 % — no kernel here comes near that many passes).
+finished pass *i* and the passes before (its data is in the queue, or resident), and — *d*
+buffers per queue — when the stage after it has finished pass *i − d* (that buffer is free
+again).  *d* is the core's shallowest queue: 2 is double buffering; Ascend C's
+``InitBuffer(que, num, len)`` takes more (an Atlas A2 core allows up to
+``spec.max_que_buffers`` queue buffers per position, VECIN or VECOUT), which lets a stage run
+further ahead of a copy out still in flight.  Its end is the steady state (about the slowest
+stage per pass) plus the pipeline fill and drain, for any mix of passes: a resident copy before
+the loop or an epilogue after it is one more pass.  A tile standing for ``times`` identical
+passes is scheduled pass by pass up to 4,096 passes; beyond that the rest is shifted by the
+cycle the last passes showed (an approximation: the tests hold it within 25 % — no kernel here
+comes near that many passes).
 
 ``kernel``'s second term is the shared HBM: cores that each get their share cannot, together,
 beat it.  ``exposed`` is the part of the DMA start-up no schedule can hide: until the first
@@ -79,6 +83,7 @@ class CoreContext:
         self.buffers = core_buffers(launch.spec, index)
         self._tiles: list[Tile] = []
         self.queue_depths: list[int] = []
+        self.que_buffers: dict[str, int] = {}  # position -> queue buffers (InitBuffer's num)
         self._tile: Tile | None = None
         self._implicit = False
         self.barrier: int | None = None  # tiles issued before SyncAll()
@@ -142,7 +147,8 @@ class CoreContext:
                 yield i
 
     def timing(self) -> CoreTiming:
-        double = bool(self.queue_depths) and min(self.queue_depths) >= 2
+        depth = min(self.queue_depths) if self.queue_depths else 1  # the shallowest queue
+        double = depth >= 2
         tiles = [(t.times, dict(t.cycles)) for t in self._tiles]
         latency = [dict(t.latency) for t in self._tiles]
 
@@ -150,13 +156,14 @@ class CoreContext:
             serial = sum(t.times * sum(t.cycles.values()) for t in self._tiles[lo:hi])
             if not double or lo == hi:
                 return serial, serial
-            return pipeline(tiles[lo:hi], True, latency=latency[lo:hi])[1], serial
+            return pipeline(tiles[lo:hi], depth, latency=latency[lo:hi])[1], serial
         b = len(tiles) if self.barrier is None else self.barrier
         (before, serial_before), (after, serial_after) = phase(0, b), phase(b, len(tiles))
         totals = {s: sum(t.times * t.cycles[s] for t in self._tiles) for s in units.STAGES}
         return CoreTiming(self.index, self.replicas, double, before + after,
                           serial_before + serial_after, totals, self.buffers["UB"].peak, tiles,
-                          latency, self.barrier, before, serial_before)
+                          latency, self.barrier, before, serial_before, depth,
+                          dict(self.que_buffers))
 
 
 class KernelLaunch:
@@ -246,17 +253,20 @@ class KernelLaunch:
 # --------------------------------------------------------------------------- the pipeline
 
 
-def pipeline(tiles: list, double_buffered: bool, explicit: int = 4096,
+def pipeline(tiles: list, buffers: int | bool, explicit: int = 4096,
              latency: list | None = None) -> tuple[list, float]:
     """Schedule one core's ``[(times, {stage: cycles})]``: ([(stage, pass, start, end)], end).
 
-    ``latency[i]`` is tile *i*'s DMA start-up per stage (part of its cycles): a copy requested
-    at ``ready`` moves data from ``max(ready + latency, engine free)`` — a request queued while
-    the engine still streams the one before hides its start-up.  ``explicit`` passes of a
-    repeated tile are scheduled one by one (made even, so the rest is whole cycles); the others
-    shift the schedule by the cycle the last passes showed — with two buffers per queue the
-    schedule of identical passes repeats every two — and are not listed (``explicit=50`` draws
-    more of them)."""
+    ``buffers`` is the number of buffers per queue (``True`` = 2, double buffering; ``False``
+    or 1 = one, every pass after the one before).  ``latency[i]`` is tile *i*'s DMA start-up
+    per stage (part of its cycles): a copy requested at ``ready`` moves data from
+    ``max(ready + latency, engine free)`` — a request queued while the engine still streams the
+    one before hides its start-up.  ``explicit`` passes of a repeated tile are scheduled one by
+    one (rounded so the rest is whole cycles); the others shift the schedule by the cycle the
+    last passes showed — with *d* buffers per queue the schedule of identical passes repeats
+    every *d* — and are not listed (``explicit=50`` draws more of them)."""
+    depth = 2 if buffers is True else 1 if buffers is False else max(1, int(buffers))
+    piped = depth >= 2
     spans, done = [], dict.fromkeys(units.STAGES, 0.0)
     history: list = []  # per scheduled pass: {stage: end}
     end_prev, n = 0.0, 0
@@ -264,16 +274,16 @@ def pipeline(tiles: list, double_buffered: bool, explicit: int = 4096,
         lat = latency[i] if latency else {}
         stages = [s for s in units.STAGES if cycles.get(s)]
         n_explicit = min(times, explicit)
-        if double_buffered and (times - n_explicit) % 2:  # shift by whole 2-pass cycles
-            n_explicit += 1
+        if piped and (times - n_explicit) % depth:  # shift by whole d-pass cycles
+            n_explicit += (times - n_explicit) % depth
         for _ in range(n_explicit):
-            t = 0.0 if double_buffered else end_prev  # when this pass's data is ready
+            t = 0.0 if piped else end_prev  # when this pass's data is ready
             ends = {}
             for s in stages:
                 # data made by an earlier stage of an earlier pass (a resident copy) is used
                 ready = max([t] + [done[x] for x in units.STAGES[:units.STAGES.index(s)]])
-                if double_buffered and len(history) >= 2:  # the buffer s writes is free again
-                    older = history[-2]
+                if piped and len(history) >= depth:  # the buffer s writes is free again
+                    older = history[-depth]
                     later = [older[x] for x in units.STAGES[units.STAGES.index(s) + 1:]
                              if x in older]
                     ready = max([ready] + later[:1])
@@ -286,14 +296,14 @@ def pipeline(tiles: list, double_buffered: bool, explicit: int = 4096,
             n += 1
         rest = times - n_explicit
         if rest and stages:
-            if double_buffered and n_explicit >= 3:  # two buffers: the schedule repeats
-                cycle = max(history[-1].values()) - max(history[-3].values())  # every 2 passes
-                shift = rest // 2 * cycle
+            if piped and n_explicit >= depth + 1:  # d buffers: the schedule repeats
+                cycle = max(history[-1].values()) - max(history[-1 - depth].values())
+                shift = rest // depth * cycle  # every d passes
             else:
                 shift = rest * sum(cycles[s] for s in stages)
             # the engines this tile uses run ``rest`` passes longer
             done.update({s: done[s] + shift for s in stages})
-            history[-2:] = [{s: v + shift for s, v in h.items()} for h in history[-2:]]
+            history[-depth:] = [{s: v + shift for s, v in h.items()} for h in history[-depth:]]
             end_prev = max([end_prev] + [done[s] for s in stages])
             n += rest
     return spans, max([end_prev] + list(done.values()))

@@ -36,6 +36,8 @@ class CoreTiming:
     barrier: int | None = None  # tiles before ``SyncAll()``; the rest run after every core's
     before: float = 0.0  # pipelined cycles of the tiles before the barrier
     serial_before: float = 0.0
+    buffers: int = 2  # buffers of the core's shallowest queue (1: serial, 2: double buffering)
+    que_buffers: dict = field(default_factory=dict)  # position -> queue buffers on it
 
 
 @dataclass

@@ -3,11 +3,12 @@
 Insight's timeline and its roofline view).
 
 Timeline: a core's tiles are scheduled stage after stage (``MTE2 → MTE1 → Cube → Vector →
-MTE3``) by the timing model itself (``npu/launch.py``'s ``pipeline``).  Double-buffered, stage
-*s* of tile *i* starts when stage *s* of tile *i − 1*, stage *s − 1* of tile *i* and (its buffer
-free again) stage *s + 1* of tile *i − 2* are done — copies overlap compute; with one buffer per
-queue, tile *i* starts after tile *i − 1* finished.  (Its length is the core's time; the
-kernel's ``time_us`` is the slowest core's, or the shared bandwidth's when that is longer.)
+MTE3``) by the timing model itself (``npu/launch.py``'s ``pipeline``).  With *d* ≥ 2 buffers per
+queue, stage *s* of tile *i* starts when stage *s* of tile *i − 1*, stage *s − 1* of tile *i*
+and (its buffer free again) stage *s + 1* of tile *i − d* are done — copies overlap compute;
+with one buffer per queue, tile *i* starts after tile *i − 1* finished.  (Its length is the
+core's time; the kernel's ``time_us`` is the slowest core's, or the shared bandwidth's when
+that is longer.)
 Each lane is a row of characters; the character is the tile's number (mod 10).
 
 Roofline: a kernel's *arithmetic intensity* is its compute cycles (vector or cube, whichever is
@@ -31,15 +32,19 @@ def schedule(core) -> list:
     after a ``SyncAll()`` start ``sync_all_cycles`` after this core's tiles before it (the
     kernel's time waits for the slowest core instead)."""
     b = len(core.tiles) if getattr(core, "barrier", None) is None else core.barrier
-    spans, end = pipeline(core.tiles[:b], core.double_buffered, explicit=50,
+    spans, end = pipeline(core.tiles[:b], _depth(core), explicit=50,
                           latency=core.latency[:b])
     if b == len(core.tiles):
         return spans
     first = sum(t for t, _ in core.tiles[:b])
     start = end + get_spec().sync_all_cycles
-    after = pipeline(core.tiles[b:], core.double_buffered, explicit=50,
+    after = pipeline(core.tiles[b:], _depth(core), explicit=50,
                      latency=core.latency[b:])[0]
     return spans + [(lane, n + first, s + start, e + start) for lane, n, s, e in after]
+
+
+def _depth(core) -> int:
+    return getattr(core, "buffers", 2) if core.double_buffered else 1
 
 
 def timeline_text(rec, core: int = 0, width: int = 72) -> str:
@@ -47,7 +52,8 @@ def timeline_text(rec, core: int = 0, width: int = 72) -> str:
     sched = schedule(c)
     end = max((e for *_, e in sched), default=0.0) or 1.0
     spec = get_spec()
-    buffering = "double-buffered" if c.double_buffered else "one buffer per queue"
+    buffering = ("one buffer per queue" if not c.double_buffered else "double-buffered"
+                 if _depth(c) == 2 else f"{_depth(c)} buffers per queue")
     head = (f"{rec.name}  core {c.index}  ({buffering}"
             f", {sum(t for t, _ in c.tiles)} tiles, {spec.cycles_to_us(end):.2f} us drawn; "
             f"kernel {rec.time_us:.2f} us, serial {rec.time_us_serial:.2f} us)")

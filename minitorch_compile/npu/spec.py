@@ -72,6 +72,9 @@ class NPUSpec:
     # reads the others' back, one DMA start-up each way
     sync_all_cycles: int = 1000
     mte1_bytes_per_cycle: float = 256.0  # L1 -> L0A/L0B
+    # queue buffers (``InitBuffer(que, num, len)``'s num, summed over a position's queues) one
+    # position (VECIN, VECOUT, ...) may hold: 8 on Atlas A2 (CANN Ascend C API, InitBuffer)
+    max_que_buffers: int = 8
     min_core_bytes: int = 4096  # a kernel gives each core at least this much work
     # compute
     vector_bytes_per_repeat: int = 256  # 8 blocks x 32 B (Ascend C API docs)

@@ -9,7 +9,7 @@ lives.  For softmax on (4096, 1024) float32 the kernel reads::
     def fused__softmax_0(in_arg0_1, out_buf3):
         v0 = in_arg0_1                                    # GM views
         o0 = out_buf3
-        nbuf = buffer_num()                               # 2: double buffering
+        nbuf = buffer_num(2)                              # 2: double buffering
         with KernelLaunch('fused__softmax_0', 24, ...) as k:
             for core in k.cores():                        # one pass per AI core
                 pipe = TPipe()
@@ -29,17 +29,20 @@ The algorithm:
 1. build the CPU kernel (frame, views, instructions), but a load of a GM view becomes a UB
    tile ``x<k>`` filled by ``CopyIn`` through a VECIN queue (a view constant along the tile
    dim is copied once per core and stays resident, ``r<k>``), and a store becomes a write into a
-   VECOUT queue buffer ``y<k>`` that ``CopyOut`` sends to GM;
+   VECOUT queue buffer ``y<k>`` that ``CopyOut`` sends to GM; several tiled inputs (outputs)
+   share one queue, ``q_in`` (``q_out``), each at its offset in the queue's buffers — an Atlas A2
+   core holds at most ``spec.max_que_buffers`` queue buffers per position;
 2. every instruction is followed by ``Vec(cost name, operands)``: its vector cycles;
 3. the tiling (``npu_tiling.py``): rows of the first frame dim; every live UB buffer — queues ×
    ``nbuf``, temporaries (``TBuf``), resident inputs, each 32-byte aligned — must fit UB (if one
    row does not: ``NPUCompileError`` naming every buffer and its bytes); the core count
-   (``GetBlockIdx()``) and the tile count per core are the fastest by the launch's pipeline
-   model.  A pointwise frame is tiled over the dim every input varies along, so a broadcast
-   input (a bias) is not read once per core.  A group whose tiles cut a reduction (a *split*
-   reduction: ``x.sum()``) keeps its partial results in UB across tiles; on several cores each
-   core then copies its partials to a GM workspace, ``SyncAll()`` waits for all, and the last
-   core reads them back, combines them and runs the epilogue;
+   (``GetBlockIdx()``), the tile count per core and the buffers per queue (``nbuf``: 2 is
+   double buffering, a small compute-bound kernel may get more) are the fastest by the
+   launch's pipeline model.  A pointwise frame is tiled over the dim every input varies
+   along, so a broadcast input (a bias) is not read once per core.  A group whose tiles cut a
+   reduction (a *split* reduction: ``x.sum()``) keeps its partial results in UB across tiles;
+   on several cores each core then copies its partials to a GM workspace, ``SyncAll()`` waits
+   for all, and the last core reads them back, combines them and runs the epilogue;
 4. inputs constant along the tile dim are copied with the first tile (one DMA burst) and stay
    resident; an epilogue after the loop runs in the last tile's pass, its copies going out
    with that tile's.
@@ -70,7 +73,8 @@ import minitorch_compile as mtc
 from minitorch_compile._tensor import Tensor
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
-from minitorch_compile.inductor.npu_runtime import (VECIN, VECOUT, Alloc, CopyIn, CopyOut,
+from minitorch_compile.inductor.npu_runtime import (VECIN, VECOUT, Alloc, AllocParts, CopyIn,
+    CopyOut,
     GetBlockIdx, GetBlockNum, KernelLaunch, SyncAll, TBuf, TPipe, TQue, Tiles, Vec, block_range,
     buffer_num,
     call_npu, nd_data, npu_matmul)
@@ -183,10 +187,11 @@ class NPUKernel(NPUTiling, NumpyKernel):
         n = fr.sizes[0]
         self.block_dim, self.rows = block_dim, rows
         self.ws_cores = block_dim if self.split else 1  # partials in the GM workspace
-        self.ub_bytes = sum(c * b for _, c, b in self.buffers(rows, slots + eslots))
+        nbuf = self.nbuf  # buffers per queue (the tiling function's choice)
+        self.ub_bytes = sum(c * b for _, c, b in self.buffers(rows, slots + eslots, nbuf))
         self.plan_record = NPUKernelPlan(
             self.name, block_dim, per, rows, math.ceil(per / rows), self.ub_bytes,
-            [(name, c, b) for name, c, b in self.buffers(rows, slots + eslots)],
+            [(name, c, b) for name, c, b in self.buffers(rows, slots + eslots, nbuf)],
             self.num_bytes)
         self.module.npu_plans.append(self.plan_record)
         min_read = sum(numel(self.module.buffer(a).get_size()) *
@@ -196,7 +201,7 @@ class NPUKernel(NPUTiling, NumpyKernel):
                            for a in self.args)
         out = [f"def {self.name}({params}):"]
         out += [f"    {line}" for line in self.view_lines]
-        out.append("    nbuf = buffer_num()  # buffers per queue: 2 = double buffering")
+        out.append(f"    nbuf = buffer_num({nbuf})  # buffers per queue: 2 = double buffering")
         multi = self.split and block_dim > 1
         for j, (_, dt, aflags) in enumerate(self.accs if multi else []):
             out.append(f"    w{j} = np.empty(({block_dim},) + {self._shape(aflags, '1')}, "
@@ -207,8 +212,22 @@ class NPUKernel(NPUTiling, NumpyKernel):
         out.append("        for core in k.cores():  # one pass per AI core")
         ind = " " * 12
         out.append(f"{ind}pipe = TPipe()")
-        for name, count, nbytes in self.buffers(rows, slots + eslots):
+        bufs = self.buffers(rows, slots + eslots, nbuf)
+        # several tiled inputs (outputs) share one queue, each at its offset in its buffers:
+        # a position holds at most ``spec.max_que_buffers`` queue buffers (Ascend C's advice)
+        merged = {}
+        for kind, position, que in (("x", "VECIN", "in"), ("y", "VECOUT", "out")):
+            parts = [(name, b) for name, c, b in bufs if name[0] == kind and c > 1]
+            if len(parts) > 1:
+                offsets = [sum(b for _, b in parts[:i]) for i in range(len(parts))]
+                merged[kind] = ([name for name, _ in parts], tuple(offsets))
+                where = ", ".join(f"{name} at {o}" for (name, _), o in zip(parts, offsets))
+                out.append(f"{ind}q_{que} = TQue({position}, name={que!r}); pipe.InitBuffer("
+                           f"q_{que}, nbuf, {sum(b for _, b in parts)})  # {where}")
+        for name, count, nbytes in bufs:
             kind = name[0]
+            if kind in merged and name in merged[kind][0]:
+                continue
             if kind == "x":
                 out.append(f"{ind}q_{name} = TQue(VECIN, name={name!r}); "
                            f"pipe.InitBuffer(q_{name}, nbuf, {nbytes})")
@@ -228,19 +247,32 @@ class NPUKernel(NPUTiling, NumpyKernel):
         if self.resident:  # issued with the first tile's copies: one DMA burst, one latency
             out.append(f"{ind2}if t0 == c0:  # inputs resident for the whole core")
             out += [f"{ind2}    r{k} = CopyIn(t_r{k}, v{k})" for k in self.resident]
-        for k, (dt, fl) in self.tiled_in.items():
-            out.append(f"{ind2}x{k} = CopyIn(q_x{k}, v{k}[t0:t1])")
+        if "x" in merged:
+            names, at = merged["x"]
+            out.append(f"{ind2}{', '.join(names)} = CopyIn(q_in, "
+                       f"{', '.join(f'v{x[1:]}[t0:t1]' for x in names)}, at={at})")
+        else:
+            for k, (dt, fl) in self.tiled_in.items():
+                out.append(f"{ind2}x{k} = CopyIn(q_x{k}, v{k}[t0:t1])")
         out.append(f"{ind2}# Compute (Vector, in UB)")
         for j, (fl, dt) in enumerate(slots):
             out.append(f"{ind2}b{j} = Alloc(t_b{j}, {self._shape(fl, 't1 - t0')}, np.{dt})")
-        for k, (dt, fl, tiled) in self.outs.items():
-            if tiled:
-                out.append(f"{ind2}y{k} = Alloc(q_y{k}, {self._shape(fl, 't1 - t0')}, np.{dt})")
+        if "y" in merged:
+            names, at = merged["y"]
+            parts = ", ".join(f"({self._shape(fl, 't1 - t0')}, np.{dt})"
+                              for k, (dt, fl, tiled) in self.outs.items() if f"y{k}" in names)
+            out.append(f"{ind2}{', '.join(names)} = AllocParts(q_out, ({parts}), at={at})")
+        else:
+            for k, (dt, fl, tiled) in self.outs.items():
+                if tiled:
+                    out.append(f"{ind2}y{k} = Alloc(q_y{k}, {self._shape(fl, 't1 - t0')}, "
+                               f"np.{dt})")
         out += [f"{ind2}{line}" for line in body["lines"]]
         out.append(f"{ind2}# CopyOut (MTE3: UB -> GM)")
         for k, (dt, fl, tiled) in self.outs.items():
             if tiled:
-                out.append(f"{ind2}CopyOut(o{k}[t0:t1], q_y{k}, y{k})")
+                que = "q_out" if "y" in merged else f"q_y{k}"
+                out.append(f"{ind2}CopyOut(o{k}[t0:t1], {que}, y{k})")
         if multi:
             out.append(f"{ind}# after the last tile, in its pass: this core's partial results "
                        "-> its row of the workspace")
