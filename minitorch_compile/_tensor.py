@@ -34,7 +34,7 @@ class Tensor:
     # class-level defaults keep tensor creation cheap: instances set only what differs
     _sym_shape = None  # symbolic sizes of a meta/fake tensor under dynamic shapes
     _requires_grad = False
-    grad = None
+    _grad = None
     _grad_fn = None
     _output_nr = 0
     _base = None
@@ -233,6 +233,29 @@ class Tensor:
                     "use var_no_grad = var.detach().")
             return
         self.requires_grad_(value)
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        """torch's checks on assigning ``.grad``: a tensor of the same size and dtype."""
+        if value is not None and not (self._sym_shape or getattr(value, "_sym_shape", None)):
+            if not isinstance(value, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.dtype != self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a "
+                    f"tensor with dtype '{self.dtype.name}'. Please ensure that the gradient "
+                    "and the tensor have the same dtype")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a "
+                    f"tensor of size '{list(self.shape)}'. Please ensure that the gradient and "
+                    "the tensor are the same size")
+        self._grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and not self.dtype.is_floating_point:

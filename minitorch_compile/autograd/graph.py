@@ -176,7 +176,7 @@ class OpBackward(Node):
         self.op = op
         self._name = node_name
         self.formulas: list = []  # (edge slice, formula, param names, is_list)
-        self.saved: dict | None = {}
+        self.saved: dict = {}
 
     def name(self) -> str:
         return self._name
@@ -186,8 +186,6 @@ class OpBackward(Node):
             return grads[0]
         if name == "grads":
             return grads
-        if self.saved is None:
-            raise RuntimeError(_FREED)
         v = self.saved[name]
         if isinstance(v, SavedTensor):
             return v.unpack()
@@ -210,7 +208,12 @@ class OpBackward(Node):
         return out
 
     def release(self):
-        self.saved = None
+        """Free the saved tensors; numbers, sizes and dtypes stay (torch frees only its
+        ``SavedVariable``s), so a node that saved no tensor can run again, as in torch."""
+        for v in self.saved.values():
+            for s in (v if isinstance(v, list) else [v]):
+                if isinstance(s, SavedTensor):
+                    s.tensor = None
 
 
 def _formula_params(fn) -> tuple[str, ...]:

@@ -106,16 +106,20 @@ def _check_same_rank(name, self, index, other=None):
 
 
 def _check_index_fits(self, dim, index, other=None):
-    """index.size(d) <= self.size(d) for d != dim (and <= src.size(d) for every d)."""
+    """index.size(d) <= self.size(d) for d != dim (and <= src.size(d) for every d), with
+    torch's two messages: gather's names the dimension, scatter's names self and src
+    (``ScatterGatherChecks.h``)."""
     for d in range(index.ndim):
-        if d != dim and self.ndim and index.shape[d] > self.shape[d]:
+        too_big_for_self = d != dim and self.ndim and index.shape[d] > self.shape[d]
+        if other is None and too_big_for_self:
             raise MetaError(f"Size does not match at dimension {d} expected index "
                             f"{list(index.shape)} to be no larger than self {list(self.shape)} "
                             f"apart from dimension {dim}")
-        if other is not None and other.ndim and index.shape[d] > other.shape[d]:
-            raise MetaError(f"Size does not match at dimension {d} expected index "
-                            f"{list(index.shape)} to be no larger than src "
-                            f"{list(other.shape)}")
+        if other is not None and (too_big_for_self or
+                                  (other.ndim and index.shape[d] > other.shape[d])):
+            raise MetaError(f"Expected index {list(index.shape)} to be no larger than self "
+                            f"{list(self.shape)} apart from dimension {dim} and to be no "
+                            f"larger size than src {list(other.shape)}")
 
 
 def _gather_meta(self, dim, index, sparse_grad=False):
