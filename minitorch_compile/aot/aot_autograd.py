@@ -106,8 +106,9 @@ def _tensor_facts(a: Tensor) -> tuple:
     definition of a tensor's part of the cache keys (``_metadata_key``, ``_fast_key``)."""
     d = a._data
     # requires_grad (the property): a view whose base was written may have gained history
+    # and whether it has history (then the program may write it in place: ``_fresh_inputs``)
     return (d.shape if a._sym_shape is None else a._sym_shape, d.strides, d.dtype, a._device,
-            a.requires_grad)
+            a.requires_grad, a.requires_grad and a._grad_fn is not None)
 
 
 def _metadata_key(flat_args) -> tuple:
@@ -147,10 +148,26 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     # writes with values requiring grad gets autograd history (CopySlices) in eager mode: its
     # final value becomes an extra output, so it can be copied back with that history (what
     # torch's runtime wrapper does); the trace is redone once to add those outputs.
+    #
+    # An input with history (not a leaf) that requires grad may be written in place, which
+    # the trace's inputs — leaves — may not: as torch's ``create_joint`` does for mutated
+    # inputs, the program is traced on a clone of it (``_fresh_inputs``); a clone that was
+    # written is such a history output, and the others are traced again without the clone.
     history: list = []
+    fresh = [k for k, t in enumerate(tensors)
+             if needs_grad and t.requires_grad and t._grad_fn is not None]
+    written: list = []  # the clones of the last trace, to read their versions
+
+    def _fresh_inputs(primals):
+        written[:] = [(k, primals[k].clone()) for k in fresh]
+        args = list(primals)
+        for k, clone in written:
+            args[k] = clone
+        return args
 
     def fw_only(*primals):
-        return list(flat_fn(*with_tensors(primals))) + [primals[k] for k in history]
+        args = _fresh_inputs(primals)
+        return list(flat_fn(*with_tensors(args))) + [args[k] for k in history]
 
     env = fake_mode = None
     trace_inputs = tensors
@@ -167,7 +184,10 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
         placeholders = [n for n in fw_graph.graph.nodes if n.op == "placeholder"]
         history.extend(k for k, p in enumerate(placeholders)
                        if getattr(p.meta.get("val"), "_grad_fn", None) is not None)
-        if history:
+        history.extend(k for k, clone in written if clone._version > 0)
+        unwritten = any(clone._version == 0 for _, clone in written)
+        fresh[:] = [k for k, clone in written if clone._version > 0]
+        if history or unwritten:
             fw_graph = trace(fw_only, *trace_inputs)
     symbols = {} if env is None else {name: (int(src), dim)
                                       for name, (src, dim, _) in env.symbols.items()}
@@ -196,7 +216,8 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     unused: list = []  # inputs requiring grad that no output depends on
 
     def joint(primals, tangents):
-        outs = list(flat_fn(*with_tensors(primals))) + [primals[k] for k in history]
+        args = _fresh_inputs(primals)
+        outs = list(flat_fn(*with_tensors(args))) + [args[k] for k in history]
         graph = _current_graph()
         for n in graph.nodes:  # every op traced so far is the forward
             if n.op != "placeholder":
