@@ -50,6 +50,20 @@ def mixed_tensor_dtypes(T):  # test_type_promotion.py: test_mixed_type_backward 
             T.result_type(f32, 2.0), T.promote_types(T.int32, T.float16)]
 
 
+def small_integer_dtypes(T):  # test_type_promotion.py: test_int8_int16 / test_uint8_int8
+    i8 = T.tensor([100, -100, 7], dtype=T.int8)
+    i16 = T.tensor([1000, -3, 2], dtype=T.int16)
+    u8 = T.tensor([200, 1, 255], dtype=T.uint8)
+    return [i8 + u8, i8 * i16, i8 + 300, i8 + 2.5, u8 - i8, i16 // 3, i8.short(), i16.char(),
+            T.result_type(i8, u8), T.promote_types(T.int8, T.uint8), (i8 * i8).dtype,
+            i8.sum().dtype, i8.abs()]
+
+
+def int8_index_error(T):  # test_indexing.py: test_index_dtype (int8 indices are refused)
+    T.arange(4)[T.tensor([0, 1], dtype=T.int8)]
+    return []
+
+
 def inplace_promotion_errors(T):  # test_type_promotion.py: test_inplace (result can't be cast)
     i = T.tensor([1, 2, 3])
     i.add_(1.5)
@@ -231,7 +245,8 @@ def index_select_grad_and_error(T):  # test_autograd.py: index_select with repea
 PROGRAMS = [
     int_tensor_with_python_scalars, bool_tensor_with_python_scalars,
     float_tensor_with_python_scalars, zero_dim_tensors_promote_as_scalars, mixed_tensor_dtypes,
-    inplace_promotion_errors, inplace_float_into_int_with_int_ok, true_divide_of_ints,
+    small_integer_dtypes, int8_index_error, inplace_promotion_errors,
+    inplace_float_into_int_with_int_ok, true_divide_of_ints,
     float_floor_divide_and_remainder, integer_division_by_zero, integer_remainder_by_zero,
     float_division_by_zero, int_pow_negative_exponent_error, pow_with_scalar_bases,
     bitwise_and_shift_ops, bitwise_on_float_error, comparisons_across_dtypes, broadcasting,

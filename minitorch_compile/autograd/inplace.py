@@ -46,6 +46,10 @@ _NO_GRAD_VIEW = (
     "be tracked).")
 
 
+# nodes torch writes by hand instead of generating from derivatives.yaml keep its names
+_NODE_NAMES = {"copy_": "CopyBackwards"}
+
+
 def check_inplace(self) -> None:
     """torch's ``check_inplace``: which tensors may not be written under autograd.
 
@@ -90,7 +94,8 @@ def inplace_autograd(op, args):
                 clones.append(ops.aten.clone.default(self))
         return clones[0]
 
-    node, deferred = _record(op, args, None, derivs, camel(op.name) + "Backward0",
+    node_name = _NODE_NAMES.get(op.name, camel(op.name) + "Backward0")
+    node, deferred = _record(op, args, None, derivs, node_name,
                              saver=save_old_self)
     with exclude(AUTOGRAD):
         out = dispatch_below_autograd(op, args)
