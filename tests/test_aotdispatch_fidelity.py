@@ -49,6 +49,21 @@ def input_mutation_through_view(T):  # test_input_mutation_multiple / slice muta
     return f
 
 
+def input_mutation_returned_as_view(T):  # test_input_mutation_output_view
+    def f(a):
+        a.add_(1)
+        return a.view(-1) * 2, a.sin()
+    return f
+
+
+def input_mutation_metadata_and_data(T):  # test_input_mutation_and_output_view (buffer + grad)
+    def f(a, b):
+        b.mul_(2)
+        a.sub_(b)
+        return (a * b).sum(), a.t()
+    return f
+
+
 def output_aliases_input_view(T):  # test_output_op_depending_on_symint / view of input
     return lambda a: (a.view(-1), a.t(), a * 2)
 
@@ -124,6 +139,8 @@ PROGRAMS = {
     input_mutation_simple: [((3, 3), "nonleaf")],
     input_mutation_no_grad_buffer: [((3, 4), G), ((3, 4), "float")],
     input_mutation_through_view: [((3, 4), "float"), ((3, 4), G)],
+    input_mutation_returned_as_view: [((3, 4), "nonleaf")],
+    input_mutation_metadata_and_data: [((3, 4), "nonleaf"), ((3, 4), "float")],
     output_aliases_input_view: [((3, 4), G)],
     output_aliases_intermediate: [((3, 4), G)],
     output_aliases_intermediate_multiple: [((3, 4), G)],
@@ -205,3 +222,31 @@ def test_saved_tensors_match_torchs(program):
 def test_recomputed_ops_match_torchs(program):
     spec = PROGRAMS[program]
     assert ours(program, spec).recomputed == theirs(program, spec).recomputed
+
+
+def dropout_chain(T):  # test_aotdispatch.py: test_dropout / TestPartitioning random ops
+    F = T.nn.functional
+    return lambda x: F.dropout(x.sin(), 0.5).cos() * 2
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_dropout_compiled_matches_eager_under_the_same_seed(seed):
+    import minitorch_compile as mtc
+
+    spec = [((8, 16), G)]
+    mtc.manual_seed(seed)
+    mine = ours(dropout_chain, spec)
+    mtc.manual_seed(seed)
+    assert_same_values(mine, eager(dropout_chain, spec))
+
+
+@needs_torch
+def test_dropout_saves_no_more_than_torchs():
+    """The random draw is never recomputed: both save the bool mask and ``x``. Torch also
+    saves the dropped-out values (an output of ``native_dropout``, a multi-output op torch
+    does not recompute); ours recomputes them from the mask and ``sin(x)``."""
+    spec = [((8, 16), G)]
+    mine, torchs = ours(dropout_chain, spec), theirs(dropout_chain, spec)
+    assert sorted(mine.saved) == [((8, 16), "bool"), ((8, 16), "float32")]
+    assert sorted(torchs.saved) == sorted(mine.saved + [((8, 16), "float32")])
+    assert "rand" not in mine.recomputed and "native_dropout" not in torchs.recomputed
