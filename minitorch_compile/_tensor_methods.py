@@ -51,6 +51,11 @@ def clamp(self, min=None, max=None):  # noqa: A002
 
 
 @_method
+def scatter(self, dim, index, src=None, *, value=None):
+    return F.scatter(self, dim, index, src, value=value)
+
+
+@_method
 def clamp_(self, min=None, max=None):  # noqa: A002
     return _aten.clamp_(self, *F._clamp_bounds("clamp_", min, max))
 

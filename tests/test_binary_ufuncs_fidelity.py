@@ -214,8 +214,10 @@ def gather_and_scatter_grads(T):  # test_autograd.py: test_gather / test_scatter
     g = x.gather(1, idx)
     a = x.scatter_add(1, idx, src)
     b = x.scatter_add(0, idx[:, :1], src[:, :1])
-    ((g * g).sum() + (a * a).sum() + (b * b).sum()).backward()
-    return [g, a, b, x.grad, src.grad]
+    s = x.scatter(1, idx[:, 1:], src[:, :1])
+    v = x.scatter(0, T.tensor([[1, 0, 1]]), 2.5)
+    ((g * g).sum() + (a * a).sum() + (b * b).sum() + (s * s).sum() + (v * v).sum()).backward()
+    return [g, a, b, s, v, x.grad, src.grad]
 
 
 def gather_index_errors(T):  # test_torch.py: test_gather_bounds / index dtype
