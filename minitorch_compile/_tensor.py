@@ -240,21 +240,10 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
-        """torch's checks on assigning ``.grad``: a tensor of the same size and dtype."""
-        if value is not None and not (self._sym_shape or getattr(value, "_sym_shape", None)):
-            if not isinstance(value, Tensor):
-                raise TypeError("assigned grad expected to be a Tensor or None but got grad "
-                                f"of type {type(value).__name__}")
-            if value.dtype != self.dtype:
-                raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a "
-                    f"tensor with dtype '{self.dtype.name}'. Please ensure that the gradient "
-                    "and the tensor have the same dtype")
-            if value.shape != self.shape:
-                raise RuntimeError(
-                    f"attempting to assign a gradient of size '{list(value.shape)}' to a "
-                    f"tensor of size '{list(self.shape)}'. Please ensure that the gradient and "
-                    "the tensor are the same size")
+        if value is not None:
+            from .autograd.graph import check_grad_assignment
+
+            check_grad_assignment(self, value)
         self._grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
