@@ -106,9 +106,12 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
     # the trace's inputs — leaves — may not: as torch's ``create_joint`` does for mutated
     # inputs, the program is traced on a clone of it (``_fresh_inputs``); a clone that was
     # written is such a history output, and the others are traced again without the clone.
+    # Clones are made only once a trace without them hit the leaf error, so a program that
+    # writes no input is traced once, as before.
     history: list = []
-    fresh = [k for k, t in enumerate(tensors)
-             if needs_grad and t.requires_grad and t._grad_fn is not None]
+    candidates = [k for k, t in enumerate(tensors)
+                  if needs_grad and t.requires_grad and t._grad_fn is not None]
+    fresh: list = []
     written: list = []  # the clones of the last trace, to read their versions
 
     def _fresh_inputs(primals):
@@ -132,7 +135,13 @@ def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
             return _flat_graph(make_fx(fn, decompositions, "fake")(*inputs))
         return _flat_graph(make_fx(fn, decompositions, "symbolic", shape_env=env)(*inputs))
 
-    fw_graph = trace(fw_only, *trace_inputs)
+    try:
+        fw_graph = trace(fw_only, *trace_inputs)
+    except RuntimeError as e:
+        if not candidates or "leaf Variable that requires grad" not in str(e):
+            raise
+        fresh[:] = candidates
+        fw_graph = trace(fw_only, *trace_inputs)
     if needs_grad:
         placeholders = [n for n in fw_graph.graph.nodes if n.op == "placeholder"]
         history.extend(k for k, p in enumerate(placeholders)
