@@ -21,7 +21,6 @@ try:
 except ImportError:  # pragma: no cover - the torch comparisons skip
     torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 
 
 def _result(r):

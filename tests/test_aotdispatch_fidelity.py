@@ -189,7 +189,9 @@ def test_compiled_matches_eager(program):
     assert_same_values(ours(program, spec), eager(program, spec))
 
 
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+def needs_torch(test):
+    return pytest.mark.torch(pytest.mark.skipif(torch is None, reason="torch is not installed")(
+        test))
 
 
 @needs_torch

@@ -12,6 +12,8 @@ import pytest
 
 from .fidelity import run_program
 
+pytestmark = pytest.mark.torch  # comparisons with torch; without it each program runs under mtc
+
 
 def _x(T):
     return T.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=T.float64, requires_grad=True)

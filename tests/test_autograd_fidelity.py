@@ -11,6 +11,8 @@ import pytest
 
 from .fidelity import run_program
 
+pytestmark = pytest.mark.torch  # comparisons with torch; without it each program runs under mtc
+
 
 def _x(T, rows=2, cols=3):
     return T.arange(1.0, rows * cols + 1, dtype=T.float64).reshape(rows, cols).requires_grad_()

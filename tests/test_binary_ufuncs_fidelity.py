@@ -13,6 +13,8 @@ import pytest
 
 from .fidelity import run_program
 
+pytestmark = pytest.mark.torch  # comparisons with torch; without it each program runs under mtc
+
 # ------------------------------------------------------------- type promotion with scalars
 
 
