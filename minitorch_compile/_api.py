@@ -266,6 +266,26 @@ def scatter(input, dim, index, src=None, *, value=None):  # noqa: A002
     return ops.aten.scatter(input, dim, index, src)
 
 
+def broadcast_shapes(*shapes):
+    """``torch.broadcast_shapes``: the shape all ``shapes`` broadcast to (an int is a 1-d
+    shape), with torch's message naming the first argument that does not fit."""
+    from ._size import Size
+
+    shapes = [(s,) if isinstance(s, _builtins.int) else tuple(s) for s in shapes]
+    out = [1] * _builtins.max((len(s) for s in shapes), default=0)
+    for k, s in enumerate(shapes):
+        for i in range(1, len(s) + 1):
+            if s[-i] == 1 or s[-i] == out[-i]:
+                continue
+            if out[-i] != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {s[-i]} at {-i}! "
+                    f"Mismatching argument at index {k} had {s}; but expected shape should be "
+                    f"broadcastable to {out}")
+            out[-i] = s[-i]
+    return Size(out)
+
+
 def numel(input) -> int:  # noqa: A002
     return input.numel()
 

@@ -145,7 +145,14 @@ def comparisons_across_dtypes(T):  # test_binary_ufuncs.py: test_comparison_ops_
 def broadcasting(T):  # test_torch.py: test_broadcast
     a = T.ones(2, 1, 3)
     b = T.arange(4.0).reshape(4, 1)
-    return [a + b, (a * b).shape, a.expand(4, 2, 3).shape]
+    return [a + b, (a * b).shape, a.expand(4, 2, 3).shape, T.broadcast_shapes((2, 1), (3,)),
+            T.broadcast_shapes(2, (3, 1)), T.broadcast_shapes((0, 1), (1, 5)),
+            T.broadcast_shapes()]
+
+
+def broadcast_shapes_error(T):  # test_torch.py: test_broadcast_shapes (mismatch)
+    T.broadcast_shapes((2, 3), (1, 3), (4,))
+    return []
 
 
 def broadcasting_error(T):  # test_torch.py: test_broadcast_fail
@@ -254,7 +261,8 @@ PROGRAMS = [
     float_floor_divide_and_remainder, integer_division_by_zero, integer_remainder_by_zero,
     float_division_by_zero, int_pow_negative_exponent_error, pow_with_scalar_bases,
     bitwise_and_shift_ops, bitwise_on_float_error, comparisons_across_dtypes, broadcasting,
-    broadcasting_error, inplace_broadcast_into_smaller_error, matmul_shape_error,
+    broadcast_shapes_error, broadcasting_error, inplace_broadcast_into_smaller_error,
+    matmul_shape_error,
     matmul_dtype_mismatch_error, view_size_error, cat_dtype_promotion_and_error,
     index_put_accumulate_grad, index_put_no_accumulate_grad, repeated_index_read_grad,
     gather_and_scatter_grads, gather_index_errors, scatter_add_shape_error,
