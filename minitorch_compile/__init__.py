@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._device import device
 from ._dtype import bool_ as bool, dtype, float16, float32, float64, int32, int64, uint8
-from ._dtype import double, float, half, int, long
+from ._dtype import double, float, half, int, int8, int16, long, short
 from ._size import Size
 from ._tensor import Tensor
 from . import _api  # declares the op table, generates the functions

@@ -37,7 +37,7 @@ _NOT_PUBLIC = {"slice", "slice_backward", "select_backward", "embedding_dense_ba
                "full", "zeros", "ones", "empty", "randn", "rand", "arange", "argmax", "argmin",
                "all", "any", "zeros_like", "ones_like", "empty_like", "randn_like",
                "rand_like", "full_like", "squeeze", "where", "flatten", "unbind", "alias",
-               "clamp", "var_mean", "repeat", "scatter_add_", "linspace", "randint",
+               "clamp", "var_mean", "repeat", "scatter_add_", "scatter", "linspace", "randint",
                "randperm", "l1_loss", "hardtanh", "hardswish", "hardsigmoid",
                "silu"}
 
@@ -253,6 +253,37 @@ def _clamp_bounds(name: str, min, max):  # noqa: A002
 def clamp(input, min=None, max=None):  # noqa: A001,A002
     min, max = _clamp_bounds("clamp", min, max)  # noqa: A001
     return _aten.clamp(input, min, max)
+
+
+def scatter(input, dim, index, src=None, *, value=None):  # noqa: A002
+    """torch's ``scatter.src`` and ``scatter.value`` (positional or ``value=``): a number
+    fills a tensor of ``index``'s shape and ``input``'s dtype."""
+    src = value if src is None else src
+    if not isinstance(src, Tensor):
+        from ._tensor_factories import full
+
+        src = full(tuple(index.shape), src, dtype=input.dtype, device=input.device)
+    return ops.aten.scatter(input, dim, index, src)
+
+
+def broadcast_shapes(*shapes):
+    """``torch.broadcast_shapes``: the shape all ``shapes`` broadcast to (an int is a 1-d
+    shape), with torch's message naming the first argument that does not fit."""
+    from ._size import Size
+
+    shapes = [(s,) if isinstance(s, _builtins.int) else tuple(s) for s in shapes]
+    out = [1] * _builtins.max((len(s) for s in shapes), default=0)
+    for k, s in enumerate(shapes):
+        for i in range(1, len(s) + 1):
+            if s[-i] == 1 or s[-i] == out[-i]:
+                continue
+            if out[-i] != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {s[-i]} at {-i}! "
+                    f"Mismatching argument at index {k} had {s}; but expected shape should be "
+                    f"broadcastable to {out}")
+            out[-i] = s[-i]
+    return Size(out)
 
 
 def numel(input) -> int:  # noqa: A002

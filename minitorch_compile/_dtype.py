@@ -12,6 +12,7 @@ floating.  Promotion follows torch, which is *not* numpy's rule:
   ``int64[3] + 2.5`` is the *default* float dtype (``float32``), not ``float64``;
 * across categories the float type wins outright: ``int64 + float16 -> float16``;
 * ``uint8`` is an integer: ``uint8 + int32 -> int32``, ``uint8 + bool -> uint8``,
+  ``uint8 + int8 -> int16`` (the smallest type holding both),
   ``uint8[3] + 300`` stays ``uint8`` (and wraps, as torch does).
 """
 
@@ -50,14 +51,18 @@ float64 = dtype("float64", np.dtype(np.float64), FLOATING, 8)
 int32 = dtype("int32", np.dtype(np.int32), INTEGRAL, 4)
 int64 = dtype("int64", np.dtype(np.int64), INTEGRAL, 8)
 uint8 = dtype("uint8", np.dtype(np.uint8), INTEGRAL, 1)
+int8 = dtype("int8", np.dtype(np.int8), INTEGRAL, 1)
+int16 = dtype("int16", np.dtype(np.int16), INTEGRAL, 2)
 bool_ = dtype("bool", np.dtype(np.bool_), BOOL, 1)
 
 half, float, double = float16, float32, float64  # noqa: A001 - torch aliases
 int, long = int32, int64  # noqa: A001
+short = int16
 
-ALL_DTYPES = (bool_, uint8, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 # c10's ScalarType names, which torch's error messages use ("not implemented for 'Float'")
-SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int32": "Int", "int64": "Long",
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                     "int32": "Int", "int64": "Long",
                      "float16": "Half", "float32": "Float", "float64": "Double"}
 
 
@@ -108,7 +113,7 @@ def from_numpy_dtype(npd) -> dtype:
     if d is None:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(npd)}. The only supported types are: "
-            "float64, float32, float16, int64, int32, uint8, and bool."
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
         )
     return d
 

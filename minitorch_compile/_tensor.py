@@ -34,7 +34,7 @@ class Tensor:
     # class-level defaults keep tensor creation cheap: instances set only what differs
     _sym_shape = None  # symbolic sizes of a meta/fake tensor under dynamic shapes
     _requires_grad = False
-    grad = None
+    _grad = None
     _grad_fn = None
     _output_nr = 0
     _base = None
@@ -233,6 +233,18 @@ class Tensor:
                     "use var_no_grad = var.detach().")
             return
         self.requires_grad_(value)
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            from .autograd.graph import check_grad_assignment
+
+            check_grad_assignment(self, value)
+        self._grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and not self.dtype.is_floating_point:

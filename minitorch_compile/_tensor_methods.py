@@ -51,6 +51,11 @@ def clamp(self, min=None, max=None):  # noqa: A002
 
 
 @_method
+def scatter(self, dim, index, src=None, *, value=None):
+    return F.scatter(self, dim, index, src, value=value)
+
+
+@_method
 def clamp_(self, min=None, max=None):  # noqa: A002
     return _aten.clamp_(self, *F._clamp_bounds("clamp_", min, max))
 
@@ -273,7 +278,7 @@ def _cast(name, dt):
 
 for _n, _d in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
                ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool_),
-               ("byte", _dtype.uint8)):
+               ("byte", _dtype.uint8), ("char", _dtype.int8), ("short", _dtype.int16)):
     _cast(_n, _d)
 
 

@@ -53,7 +53,8 @@ def _fmt(a) -> str:
     """A compact argument: ``f32[2, 3]`` for a tensor, ``repr`` otherwise."""
     if isinstance(a, mtc.Tensor):
         short = {"float32": "f32", "float64": "f64", "float16": "f16", "int64": "i64",
-                 "int32": "i32", "uint8": "u8", "bool": "b8"}[a.dtype.name]
+                 "int32": "i32", "uint8": "u8", "int8": "i8", "int16": "i16",
+                 "bool": "b8"}[a.dtype.name]
         dev = "" if a.device.type == "cpu" else f"@{a.device}"
         return f"{short}{list(a.shape)}{dev}"
     if isinstance(a, (list, tuple)) and a and isinstance(a[0], mtc.Tensor):

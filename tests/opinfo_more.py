@@ -248,6 +248,35 @@ def _scatter_add_ref(a, dim, index, src):
 
 opinfo("scatter_add", _scatter_add_sample, _scatter_add_ref, same(), dtypes=NUMERIC)
 
+
+def _scatter_sample(g, dt):
+    a, dim, index, src = _scatter_add_sample(g, dt).args
+    if g.grad:  # unique indices along dim: an overwritten src element has no gradient in
+        d = dim % a.ndim  # finite differences, while torch's formula (and ours) gives it one
+        k = min(index.shape[d], a.shape[d])
+        shape = list(index.shape)
+        shape[d] = k
+        along = (np.arange(k) + g.integers(0, a.shape[d] - 1)) % a.shape[d]
+        view = [1] * index.ndim
+        view[d] = k
+        index = np.broadcast_to(along.reshape(view), shape).astype(index.dtype).copy()
+        src = src[tuple(slice(0, s) for s in shape)]  # torch's backward needs src <= index
+    return S(a, dim, index, src)
+
+
+def _scatter_ref(a, dim, index, src):
+    """Writes in index order, the last write to an element winning (torch's CPU order)."""
+    out = a.copy()
+    d = dim % a.ndim
+    for pos in np.ndindex(*index.shape):
+        target = list(pos)
+        target[d] = index[pos]
+        out[tuple(target)] = src[pos]
+    return out
+
+
+opinfo("scatter", _scatter_sample, _scatter_ref, same(), dtypes=NUMERIC)
+
 # ---------------------------------------------------------------- creation
 
 

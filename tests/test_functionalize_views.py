@@ -95,7 +95,7 @@ def test_random_writes_through_views_compile_to_eager_values_and_gradients(steps
 def test_input_given_history_by_a_write_keeps_it():
     """``buf[0] = x.sum()`` gives the input ``buf`` autograd history in eager mode
     (``CopySlices``); compiled, its final value is an extra output copied back *with* history
-    (``CopyBackward0``, as torch's runtime wrapper does) — a later backward through ``buf``
+    (``CopyBackwards``, as torch's runtime wrapper does) — a later backward through ``buf``
     reaches ``x``."""
     import warnings
 

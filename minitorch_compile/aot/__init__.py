@@ -1,9 +1,9 @@
 """``mtc.aot``: AOTAutograd — joint graphs, functionalization, partitioners.
 
-Mirrors ``torch/_functorch``: ``aot_function``/``aot_module`` (``aot_autograd.py``), the
-functionalization pass (``functionalize.py``), ``default_partition`` and
-``min_cut_rematerialization_partition`` (``partitioners.py``) over our own max-flow
-(``maxflow.py``).
+Mirrors ``torch/_functorch``: ``aot_function``/``aot_module`` (``aot_autograd.py``), one
+signature's trace and compile (``jit_compile_runtime_wrappers.py``), the functionalization pass
+(``functionalize.py``), ``default_partition`` and ``min_cut_rematerialization_partition``
+(``partitioners.py``) over our own max-flow (``maxflow.py``).
 """
 
 from .aot_autograd import aot_function, aot_module, aot_module_simplified, create_aot_pair

@@ -22,7 +22,9 @@ first call with given input metadata (shapes, dtypes, requires_grad), does:
    saved values; ``backward`` runs the compiled backward on them (``runtime_wrappers.py``).
 
 With no input requiring grad (or grad mode off), only the forward is traced and compiled.
-Later calls with the same metadata reuse the compiled pair.
+Later calls with the same metadata reuse the compiled pair. This file holds the API and the
+cache (which call reuses which pair); steps 1-3 and the compilers run in
+``jit_compile_runtime_wrappers.create_aot_pair``, step 4 in ``runtime_wrappers.py``.
 
 **Dynamic shapes.** When Dynamo hands over a graph whose inputs have symbolic sizes
 (``aot_module_simplified`` reads them from the placeholders), those dims are traced
@@ -39,63 +41,19 @@ concrete sizes instead — specialised, never wrong.
 
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass, field
-
 from .. import _dispatch
 from .._tensor import Tensor
-from ..dynamo.symbolic_shapes import hint_int, is_symbolic
-from ..fx import make_fx
+from ..dynamo.symbolic_shapes import is_symbolic
 from ..fx._pytree import tree_flatten, tree_unflatten
-from ..fx.graph_module import GraphModule
-from ..report.trace import trace_event
-from .dynamic import _guards, _log_specialised, _symbolic_inputs, _symbolic_key, guards_hold
-from .functionalize import functionalize
-from .partitioners import FORWARD_TAG, default_partition
+from .dynamic import _log_specialised, _symbolic_key
+from .jit_compile_runtime_wrappers import (  # noqa: F401 - re-exported: tests patch them here
+    AOTUnsupported,
+    CompiledPair,
+    _flat_graph,
+    create_aot_pair,
+)
+from .partitioners import default_partition
 from .runtime_wrappers import _run_entry, _runtime_function
-
-
-def _flat_graph(gm: GraphModule) -> GraphModule:
-    """Drop make_fx's pytree wrapping: positional tensor inputs, a flat tuple of outputs."""
-    gm.graph._pytree_info = None
-    gm.recompile()
-    return gm
-
-
-def _current_graph():
-    from ..fx.proxy_tensor import ProxyTorchDispatchMode
-
-    for mode in reversed(_dispatch.state.modes):
-        if isinstance(mode, ProxyTorchDispatchMode):
-            return mode.tracer.graph
-    return None
-
-
-@dataclass
-class CompiledPair:
-    """What one input signature compiles to."""
-
-    forward: object
-    backward: object | None
-    num_outputs: int
-    diff_outputs: list  # indices of outputs that get a tangent
-    grad_inputs: list  # indices of inputs that receive a gradient
-    mutated_inputs: list  # (input index, forward output index)
-    partition: object = None
-    fw_graph: GraphModule | None = None
-    joint_graph: GraphModule | None = None
-    # inputs an in-place write gave autograd history (``buf[0] = x.sum()``): their final
-    # values are extra (last) outputs, copied into the inputs *with* history after the call
-    history_inputs: list = field(default_factory=list)
-    # dynamic shapes: symbol -> (tensor position, dim), and the guards the trace relied on
-    symbols: dict = field(default_factory=dict)
-    guards: list = field(default_factory=list)
-    _check: object = None
-
-    def guards_hold(self, tensors) -> bool:
-        """Do the symbolic trace's guards hold for these inputs' sizes?"""
-        return guards_hold(self, tensors)
-
 
 counters: dict = {"total": 0}  # traces made by every aot_function (torch: counters["aot_autograd"])
 
@@ -106,8 +64,9 @@ def _tensor_facts(a: Tensor) -> tuple:
     definition of a tensor's part of the cache keys (``_metadata_key``, ``_fast_key``)."""
     d = a._data
     # requires_grad (the property): a view whose base was written may have gained history
+    # and whether it has history (then the program may write it in place: ``_fresh_inputs``)
     return (d.shape if a._sym_shape is None else a._sym_shape, d.strides, d.dtype, a._device,
-            a.requires_grad)
+            a.requires_grad, a.requires_grad and a._grad_fn is not None)
 
 
 def _metadata_key(flat_args) -> tuple:
@@ -121,138 +80,6 @@ def _metadata_key(flat_args) -> tuple:
         else:
             key.append(("C", type(a).__name__, repr(a)))
     return tuple(key)
-
-
-def create_aot_pair(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
-                    decompositions, dynamic: list | None = None) -> CompiledPair:
-    tensor_pos = [i for i, a in enumerate(flat_args) if isinstance(a, Tensor)]
-    needs_grad = _dispatch.state.grad_enabled and any(
-        flat_args[i].requires_grad for i in tensor_pos)
-
-    def with_tensors(tensors):
-        args = list(flat_args)
-        for i, t in zip(tensor_pos, tensors):
-            args[i] = t
-        return args
-
-    tensors = [flat_args[i] for i in tensor_pos]
-    # the same tensor passed twice is traced as two inputs, so each position gets its own
-    # gradient; at run time the engine sums them into the one tensor, as eager does
-    aliased = [k for k, t in enumerate(tensors) if sum(t is u for u in tensors) > 1]
-    for k, t in enumerate(tensors):
-        if any(t is u for u in tensors[:k]):
-            tensors[k] = t.detach().requires_grad_(t.requires_grad)
-
-    # forward-only trace: output metadata, and the inference graph.  An input that the program
-    # writes with values requiring grad gets autograd history (CopySlices) in eager mode: its
-    # final value becomes an extra output, so it can be copied back with that history (what
-    # torch's runtime wrapper does); the trace is redone once to add those outputs.
-    history: list = []
-
-    def fw_only(*primals):
-        return list(flat_fn(*with_tensors(primals))) + [primals[k] for k in history]
-
-    env = fake_mode = None
-    trace_inputs = tensors
-    if dynamic and any(dynamic):  # trace the dynamic dims as symbols (module docstring)
-        env, fake_mode, trace_inputs = _symbolic_inputs(tensors, dynamic)
-
-    def trace(fn, *inputs):
-        if env is None:
-            return _flat_graph(make_fx(fn, decompositions, "fake")(*inputs))
-        return _flat_graph(make_fx(fn, decompositions, "symbolic", shape_env=env)(*inputs))
-
-    fw_graph = trace(fw_only, *trace_inputs)
-    if needs_grad:
-        placeholders = [n for n in fw_graph.graph.nodes if n.op == "placeholder"]
-        history.extend(k for k, p in enumerate(placeholders)
-                       if getattr(p.meta.get("val"), "_grad_fn", None) is not None)
-        if history:
-            fw_graph = trace(fw_only, *trace_inputs)
-    symbols = {} if env is None else {name: (int(src), dim)
-                                      for name, (src, dim, _) in env.symbols.items()}
-    out_vals = [n for n in fw_graph.graph.output_node().args[0]]
-    num_outputs = len(out_vals)
-    if not needs_grad:
-        mutated = _no_aliased_mutation(functionalize(fw_graph), aliased)
-        trace_event("aot_joint", joint=None, partition=None, fw_graph=fw_graph)
-        compiled = fw_compiler(fw_graph, tensors)
-        return CompiledPair(compiled, None, num_outputs, [], [], mutated, fw_graph=fw_graph,
-                            symbols=symbols, guards=_guards(env))
-
-    out_meta = [o.meta.get("val") if hasattr(o, "meta") else o for o in out_vals]
-    diff_outputs = [i for i, v in enumerate(out_meta) if isinstance(v, Tensor)
-                    and v.dtype.is_floating_point and v.requires_grad]
-    grad_inputs = [k for k, t in enumerate(tensors) if t.requires_grad]
-    from .._api import zeros
-
-    tangents = [zeros(tuple(hint_int(s) for s in out_meta[i].shape), dtype=out_meta[i].dtype)
-                .to(out_meta[i].device) for i in diff_outputs]  # a host copy: no kernel
-    if env is not None:  # a tangent has its output's symbolic sizes
-        tangents = [fake_mode.from_tensor(t, {d: s for d, s in enumerate(out_meta[i].shape)
-                                              if is_symbolic(s)})
-                    for t, i in zip(tangents, diff_outputs)]
-
-    unused: list = []  # inputs requiring grad that no output depends on
-
-    def joint(primals, tangents):
-        outs = list(flat_fn(*with_tensors(primals))) + [primals[k] for k in history]
-        graph = _current_graph()
-        for n in graph.nodes:  # every op traced so far is the forward
-            if n.op != "placeholder":
-                n.meta["partitioner_tag"] = FORWARD_TAG
-        from .. import autograd
-
-        grads = autograd.grad([outs[i] for i in diff_outputs],
-                              [primals[k] for k in grad_inputs], tangents, allow_unused=True)
-        # an unused input gets no gradient at all, as in eager (its .grad stays None)
-        unused.extend(k for k, g in zip(grad_inputs, grads) if g is None)
-        return outs, [g for g in grads if g is not None]
-
-    joint_gm = trace(joint, trace_inputs, tangents)
-    for n in joint_gm.graph.nodes:  # make_fx adds getitems of multi-output ops on first use
-        if n.target is operator.getitem and n.args[0].meta.get("partitioner_tag"):
-            n.meta["partitioner_tag"] = n.args[0].meta["partitioner_tag"]
-        # a size computed from the inputs belongs to the forward, wherever it was first used:
-        # the backward receives it as an int instead of the tensor it was read from
-        if is_symbolic(n.meta.get("val")) and n.op == "call_function" and all(
-                a.op == "placeholder" and a.name.startswith("primals") or
-                a.meta.get("partitioner_tag") == FORWARD_TAG for a in n.all_input_nodes):
-            n.meta["partitioner_tag"] = FORWARD_TAG
-    grad_inputs = [k for k in grad_inputs if k not in unused]
-    mutated = _no_aliased_mutation(functionalize(joint_gm), aliased)
-    num_fwd = num_outputs + len(mutated)
-    if mutated:  # the extra outputs were appended after the grads: move them before
-        outs = list(joint_gm.graph.output_node().args[0])
-        n_grads = len(grad_inputs)
-        extra = outs[num_outputs + n_grads:]
-        reordered = outs[:num_outputs] + extra + outs[num_outputs:num_outputs + n_grads]
-        joint_gm.graph.output_node().args = (tuple(reordered),)
-        mutated = [(i, num_outputs + j) for j, (i, _) in enumerate(mutated)]
-        joint_gm.recompile()
-    partition = partition_fn(joint_gm, [tensors, tangents], num_fwd_outputs=num_fwd)
-    fw_module, bw_module = partition
-    trace_event("aot_joint", joint=joint_gm, partition=partition, fw_graph=fw_graph)
-    compiled_fw = fw_compiler(fw_module, tensors)
-    bw_examples = [n.meta.get("val") for n in bw_module.graph.nodes if n.op == "placeholder"]
-    compiled_bw = bw_compiler(bw_module, bw_examples)
-    return CompiledPair(compiled_fw, compiled_bw, num_outputs, diff_outputs, grad_inputs,
-                        mutated, partition, fw_graph, joint_gm, history, symbols, _guards(env))
-
-
-class AOTUnsupported(NotImplementedError):
-    """A program AOTAutograd cannot compile faithfully; ``aot_module_simplified`` (Dynamo's
-    backends) then runs the graph eagerly instead, with a warning."""
-
-
-def _no_aliased_mutation(mutated: list, aliased: list) -> list:
-    """Refuse a mutated input that is passed twice: the graph treats the two as different."""
-    for i, _ in mutated:
-        if i in aliased:
-            raise AOTUnsupported(
-                f"aot_function: tensor input {i} is mutated in place and also passed as "
-                "another input; mutations of aliased inputs are not supported")
-    return mutated
 
 
 def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partition,

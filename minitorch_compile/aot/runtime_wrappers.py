@@ -1,8 +1,8 @@
 """The runtime side of AOTAutograd: what runs on every call of a compiled signature
 (``torch/_functorch/_aot_autograd/runtime_wrappers.py``).
 
-A ``CompiledPair`` (``aot_autograd.create_aot_pair``) holds a compiled forward and backward.
-At run time:
+A ``CompiledPair`` (``jit_compile_runtime_wrappers.create_aot_pair``) holds a compiled forward
+and backward.  At run time:
 
 * with a backward, the pair is wrapped in a generated ``autograd.Function``
   (``_runtime_function``, torch's ``CompiledFunction``): ``forward`` runs the compiled forward,
@@ -25,7 +25,7 @@ from ..autograd.function import Function
 from ..fx._pytree import tree_unflatten
 
 if TYPE_CHECKING:
-    from .aot_autograd import CompiledPair
+    from .jit_compile_runtime_wrappers import CompiledPair
 
 
 def _runtime_function(pair: CompiledPair):

@@ -72,7 +72,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _make_grads(outputs, grad_outputs)
     res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_t)
     out = []
-    for t, g in zip(inputs_t, res):
+    for i, (t, g) in enumerate(zip(inputs_t, res)):
         if g is None:
             if materialize_grads:
                 from .._api import zeros_like
@@ -80,8 +80,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
         elif not create_graph and g.requires_grad:  # e.g. a grad_output passed straight through
             g = g.detach()
         out.append(g)

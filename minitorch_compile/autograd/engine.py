@@ -24,12 +24,19 @@ from .._dispatch import state
 from .graph import AccumulateGrad, gradient_edge
 
 
-def _validate(grad, meta):
-    """Reduce a gradient to the forward tensor's shape and dtype (``validate_outputs``)."""
+def _validate(grad, meta, node, index: int):
+    """Reduce a gradient to the forward tensor's shape and dtype (``validate_outputs``); a
+    gradient that cannot be is torch's error naming the node that returned it."""
     shape, dtype = meta
     if len(grad.shape) != len(shape) or tuple(grad.shape) != tuple(shape):  # (lengths first:
         # no comparison of a symbolic size when the ranks differ)
-        grad = grad.sum_to_size(tuple(shape))
+        try:
+            grad = grad.sum_to_size(tuple(shape))
+        except RuntimeError:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                f"{list(grad.shape)} but expected shape compatible with {list(shape)}"
+            ) from None
     if grad.dtype is not dtype:
         grad = grad.to(dtype)
     return grad
@@ -141,12 +148,12 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
                     node.release()
             else:
                 outs = [None] * len(node.next_functions)
-            for e, g in zip(node.next_functions, outs):
+            for index, (e, g) in enumerate(zip(node.next_functions, outs)):
                 if e is None:
                     continue
                 nxt, nr = e
                 if g is not None:
-                    add_to(nxt, nr, _validate(g, nxt.input_meta[nr]))
+                    add_to(nxt, nr, _validate(g, nxt.input_meta[nr], node, index))
                 deps[id(nxt)] -= 1
                 if deps[id(nxt)] == 0:
                     heapq.heappush(heap, (-nxt.sequence_nr, id(nxt), nxt))

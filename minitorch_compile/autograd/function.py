@@ -138,11 +138,13 @@ class Function:
             for a in args)
         is_tuple = isinstance(output, tuple)
         outs = list(output) if is_tuple else [output]
+        dirty = _check_dirty(ctx, outs)
         metas = []
         for o in outs:
             # an input returned unchanged passes through with its own history: it is not an
-            # output of this node and backward receives no gradient for it
-            if not isinstance(o, Tensor) or any(o is a for a in args):
+            # output of this node and backward receives no gradient for it — unless the
+            # forward wrote it (``mark_dirty``): then its history is rebased onto this node
+            if not isinstance(o, Tensor) or (any(o is a for a in args) and id(o) not in dirty):
                 continue
             nr = len(metas)
             metas.append((o.shape, o.dtype))
@@ -153,6 +155,27 @@ class Function:
             o._output_nr = nr
         node.input_meta = metas
         return tuple(outs) if is_tuple else outs[0]
+
+
+def _check_dirty(ctx, outs) -> set:
+    """torch's checks on ``ctx.mark_dirty``: a dirty tensor must be returned, may not be a
+    leaf requiring grad, and (here) may not be a view — torch rebases a view's base with
+    ``CopySlices``, which ours does not do for custom Functions: an error, not a wrong
+    gradient."""
+    dirty = {id(t) for t in ctx._dirty}
+    for t in ctx._dirty:
+        if not any(t is o for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
+        if t.requires_grad and t._grad_fn is None and t._view_chain is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                               "in-place operation.")
+        if t._view_chain is not None:
+            raise RuntimeError("mark_dirty on a view is not supported by minitorch_compile "
+                               "(torch rebases the view's base with CopySlices); clone() the "
+                               "view before passing it to the Function")
+    return dirty
 
 
 class once_differentiable:  # noqa: N801 - torch's name

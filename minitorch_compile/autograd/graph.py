@@ -152,6 +152,28 @@ class _NotImplementedBackward(Node):
         raise RuntimeError(f"the derivative for '{self.op}' is not implemented")
 
 
+def check_grad_assignment(tensor, value) -> None:
+    """torch's checks on assigning ``tensor.grad = value`` (``THPVariable_set_grad``): a
+    tensor of the same dtype and size (symbolic sizes are not compared)."""
+    from .._tensor import Tensor
+
+    if not isinstance(value, Tensor):
+        raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(value).__name__}")
+    if tensor._sym_shape or value._sym_shape:
+        return
+    if value.dtype != tensor.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
+            f"with dtype '{tensor.dtype.name}'. Please ensure that the gradient and the tensor "
+            "have the same dtype")
+    if value.shape != tensor.shape:
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+            f"size '{list(tensor.shape)}'. Please ensure that the gradient and the tensor are "
+            "the same size")
+
+
 def camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
@@ -176,7 +198,7 @@ class OpBackward(Node):
         self.op = op
         self._name = node_name
         self.formulas: list = []  # (edge slice, formula, param names, is_list)
-        self.saved: dict | None = {}
+        self.saved: dict = {}
 
     def name(self) -> str:
         return self._name
@@ -186,8 +208,6 @@ class OpBackward(Node):
             return grads[0]
         if name == "grads":
             return grads
-        if self.saved is None:
-            raise RuntimeError(_FREED)
         v = self.saved[name]
         if isinstance(v, SavedTensor):
             return v.unpack()
@@ -210,7 +230,12 @@ class OpBackward(Node):
         return out
 
     def release(self):
-        self.saved = None
+        """Free the saved tensors; numbers, sizes and dtypes stay (torch frees only its
+        ``SavedVariable``s), so a node that saved no tensor can run again, as in torch."""
+        for v in self.saved.values():
+            for s in (v if isinstance(v, list) else [v]):
+                if isinstance(s, SavedTensor):
+                    s.tensor = None
 
 
 def _formula_params(fn) -> tuple[str, ...]:

@@ -46,16 +46,25 @@ _NO_GRAD_VIEW = (
     "be tracked).")
 
 
+# nodes torch writes by hand instead of generating from derivatives.yaml keep its names
+_NODE_NAMES = {"copy_": "CopyBackwards"}
+
+
 def check_inplace(self) -> None:
-    """torch's ``check_inplace``: which tensors may not be written under autograd."""
+    """torch's ``check_inplace``: which tensors may not be written under autograd.
+
+    A view is refused when its base is a leaf — either a leaf that requires grad (the view's
+    history leads to it), or any leaf when the view itself was made to require grad
+    (``arange(6.).view(2, 3).requires_grad_()``); every tensor is refused when it is itself a
+    leaf that requires grad (torch's order and conditions, ``VariableTypeUtils.h``)."""
     if self._view_no_grad:
         raise RuntimeError(_NO_GRAD_VIEW)
     if self._view_chain is not None:
         base = self._base
-        if base.requires_grad and base._grad_fn is None:
+        if base._grad_fn is None and (base.requires_grad or self.requires_grad):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
-    elif self.requires_grad and self._grad_fn is None:
+    if self.requires_grad and self._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
 
@@ -85,7 +94,8 @@ def inplace_autograd(op, args):
                 clones.append(ops.aten.clone.default(self))
         return clones[0]
 
-    node, deferred = _record(op, args, None, derivs, camel(op.name) + "Backward0",
+    node_name = _NODE_NAMES.get(op.name, camel(op.name) + "Backward0")
+    node, deferred = _record(op, args, None, derivs, node_name,
                              saver=save_old_self)
     with exclude(AUTOGRAD):
         out = dispatch_below_autograd(op, args)

@@ -33,7 +33,7 @@ _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.true
 _PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 
 DTYPE_ABBR = {"float16": "f16", "float32": "f32", "float64": "f64", "int32": "i32",
-              "int64": "i64", "uint8": "u8", "bool": "b8"}
+              "int64": "i64", "uint8": "u8", "int8": "i8", "int16": "i16", "bool": "b8"}
 
 
 @dataclass

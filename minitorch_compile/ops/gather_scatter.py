@@ -1,4 +1,5 @@
-"""Ops that move elements by index: ``flip``, ``index_select``, ``gather`` and ``scatter_add``.
+"""Ops that move elements by index: ``flip``, ``index_select``, ``gather``, ``scatter_add`` and
+``scatter``.
 
 Mirrors ``aten/src/ATen/native/TensorAdvancedIndexing.cpp`` (and ``TensorTransformations.cpp``
 for ``flip``).  Each output element reads one input element at a computed position:
@@ -9,7 +10,9 @@ for ``flip``).  Each output element reads one input element at a computed positi
   may be smaller than ``x``'s);
 * ``scatter_add(x, d, idx, src)``: a copy of ``x`` with ``src[i]`` added at ``i_d -> idx[i]``
   (repeated indices accumulate) — the backward of the two gathers, as in torch's
-  ``gather_backward`` / ``index_select_backward``.
+  ``gather_backward`` / ``index_select_backward``;
+* ``scatter(x, d, idx, src)``: the same walk, writing ``src[i]`` (torch's ``scatter.src``;
+  ``x.scatter(d, idx, value)`` with a number fills a tensor of ``idx``'s shape with it).
 
 Index tensors must be int64 or int32, and indices outside [0, n) — negative ones too — raise
 torch's errors (checked on the data, so when the kernel runs).
@@ -106,16 +109,20 @@ def _check_same_rank(name, self, index, other=None):
 
 
 def _check_index_fits(self, dim, index, other=None):
-    """index.size(d) <= self.size(d) for d != dim (and <= src.size(d) for every d)."""
+    """index.size(d) <= self.size(d) for d != dim (and <= src.size(d) for every d), with
+    torch's two messages: gather's names the dimension, scatter's names self and src
+    (``ScatterGatherChecks.h``)."""
     for d in range(index.ndim):
-        if d != dim and self.ndim and index.shape[d] > self.shape[d]:
+        too_big_for_self = d != dim and self.ndim and index.shape[d] > self.shape[d]
+        if other is None and too_big_for_self:
             raise MetaError(f"Size does not match at dimension {d} expected index "
                             f"{list(index.shape)} to be no larger than self {list(self.shape)} "
                             f"apart from dimension {dim}")
-        if other is not None and other.ndim and index.shape[d] > other.shape[d]:
-            raise MetaError(f"Size does not match at dimension {d} expected index "
-                            f"{list(index.shape)} to be no larger than src "
-                            f"{list(other.shape)}")
+        if other is not None and (too_big_for_self or
+                                  (other.ndim and index.shape[d] > other.shape[d])):
+            raise MetaError(f"Expected index {list(index.shape)} to be no larger than self "
+                            f"{list(self.shape)} apart from dimension {dim} and to be no "
+                            f"larger size than src {list(other.shape)}")
 
 
 def _gather_meta(self, dim, index, sparse_grad=False):
@@ -186,6 +193,32 @@ scatter_add = defop(
     "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", INDEXING,
     kernel=_scatter_add_kernel, meta=_scatter_add_meta,
     derivatives={"self": lambda grad: grad,
+                 "src": lambda grad, dim, index, src_sizes: _pad_to(
+                     grad.gather(dim, index), src_sizes)})
+
+
+def _scatter_kernel(a, dim, index, src):
+    """``scatter_add``'s walk, writing instead of adding: with repeated indices the last write
+    wins here (torch leaves the order undefined)."""
+    out = a.copy()
+    if index.size == 0:
+        return out
+    if a.ndim == 0:
+        _check_bounds(index, 1, 0)
+        return src.reshape(-1)[index.size - 1].astype(a.dtype)
+    d = dim % a.ndim
+    _check_bounds(index, a.shape[d], d)
+    src = src.reshape((1,) * (index.ndim - src.ndim) + src.shape) if src.ndim < index.ndim \
+        else src
+    out[_index_grid(index, d)] = src[tuple(slice(0, s) for s in index.shape)]
+    return out
+
+
+scatter = defop(
+    "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", INDEXING,
+    kernel=_scatter_kernel, meta=_scatter_add_meta,
+    derivatives={"self": lambda grad, dim, index: F.ops.aten.scatter(
+                     grad, dim, index, grad.new_zeros(tuple(index.shape))),
                  "src": lambda grad, dim, index, src_sizes: _pad_to(
                      grad.gather(dim, index), src_sizes)})
 

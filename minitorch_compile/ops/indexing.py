@@ -32,7 +32,8 @@ from .table import INDEXING, TensorMeta, broadcast_shapes, defop
 _INDEX_DTYPES = (_dtype.int64, _dtype.int32, _dtype.bool_, _dtype.uint8) \
     if hasattr(_dtype, "uint8") else (_dtype.int64, _dtype.int32, _dtype.bool_)
 _TORCH_TYPE_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                    "int32": "Int", "bool": "Bool", "uint8": "Byte"}
+                    "int32": "Int", "bool": "Bool", "uint8": "Byte", "int8": "Char",
+                    "int16": "Short"}
 
 
 def _dynamic_output_shape(op: str, what: str):
