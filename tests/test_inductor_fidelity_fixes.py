@@ -48,3 +48,41 @@ def test_inplace_op_keeps_its_dtype_under_functionalization(backend):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
     assert x2.dtype == mtc.float32
     np.testing.assert_allclose(x2.numpy(), want[1].numpy(), rtol=1e-6)
+
+
+RESHAPES = [((35,), (5, 7)), ((5, 7), (35,)), ((50, 20), (10, 5, 20)), ((10, 5, 20), (50, 20)),
+            ((10, 1, 10, 1, 10), (10, 100)), ((10, 100), (10, 1, 10, 1, 10)),
+            ((2, 3, 4, 5, 6, 7), (6, 4, 5, 42)), ((6, 4, 5, 42), (2, 3, 4, 5, 6, 7)),
+            ((2, 2, 2, 2), (4, -1))]
+
+
+@pytest.mark.usefixtures("strict_inductor")
+@pytest.mark.parametrize("have,want", RESHAPES, ids=[f"{h}->{w}" for h, w in RESHAPES])
+def test_view_of_a_pointwise_is_index_arithmetic(have, want):
+    """``(x + 1).view(...) + y`` is one kernel, as in torch (``test_views1``/``test_views2``):
+    the reshape of an unrealized recipe is a ``ReshapeView``, not a copy."""
+    from minitorch_compile.inductor import metrics
+
+    def fn(x, y):
+        return (x * 2 + 1).view(want) + y, x.view(want) + 1
+
+    x = mtc.randn(*have)
+    y = mtc.randn(*x.view(want).shape)
+    metrics.reset()
+    got = mtc.compile(fn)(x, y)
+    for g, w in zip(got, fn(x, y)):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+    assert metrics.generated_kernel_count == 1
+
+
+@pytest.mark.usefixtures("strict_inductor")
+def test_view_of_a_broadcast_read_through_merged_dims_is_copied():
+    """``(x + b).view(-1)`` with ``b`` broadcast along a merged dim reads ``b[j % 5]``: not
+    affine, so the recipe is computed into a buffer first — and the values stay right."""
+    def fn(x, b):
+        return ((x + b).view(-1) * 2, (x.t() + 1).reshape(-1))
+
+    x, b = mtc.randn(4, 5), mtc.randn(5)
+    for g, w in zip(mtc.compile(fn)(x, b), fn(x, b)):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
