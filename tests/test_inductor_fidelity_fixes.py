@@ -86,3 +86,49 @@ def test_view_of_a_broadcast_read_through_merged_dims_is_copied():
     x, b = mtc.randn(4, 5), mtc.randn(5)
     for g, w in zip(mtc.compile(fn)(x, b), fn(x, b)):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+
+@pytest.mark.usefixtures("strict_inductor")
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_with_a_full_bool_mask_is_a_masked_fill(accumulate):
+    """``a[mask] = v`` (mask of ``a``'s shape, one value) decomposes to ``where``: one kernel
+    with its producers, as torch's ``index_put_as_masked_fill`` (was a fallback plus two)."""
+    from minitorch_compile.inductor import metrics
+
+    def fn(a, b, c):
+        a = a.clone()
+        a.index_put_([b > 0], c, accumulate)
+        a[b < -1] = 2.0
+        return a
+
+    a, b, c = mtc.randn(16, 4), mtc.randn(16, 4), mtc.tensor(0.5)
+    metrics.reset()
+    np.testing.assert_allclose(mtc.compile(fn)(a, b, c).numpy(), fn(a, b, c).numpy())
+    assert metrics.generated_kernel_count == 1 and metrics.fallback_kernel_count == 0
+    idx = mtc.tensor([0, 2])  # integer indices: a real scatter, still a fallback
+    mtc.dynamo.reset()
+    g = mtc.compile(lambda a, i: a.index_put([i], mtc.tensor(1.0), accumulate))
+    np.testing.assert_allclose(g(a, idx).numpy(), a.index_put([idx], mtc.tensor(1.0),
+                                                              accumulate).numpy())
+
+
+@pytest.mark.usefixtures("strict_inductor")
+def test_select_scatter_is_pointwise():
+    """``x[:, 3] = 3.0`` (a ``select_scatter`` after functionalization) is a pointwise body, so
+    the zeros, the writes and the reads fuse (``test_slice_mutation1``: 6 kernels, torch 4)."""
+    from minitorch_compile.inductor import metrics
+
+    def fn(a):
+        x = mtc.zeros_like(a)
+        b = x + 1
+        x[:, 3] = 3.0
+        c = mtc.clone(x)
+        x[4, :] = a[0] * 2
+        x[-1] = 7.0
+        return x, b, c, x + a
+
+    a = mtc.randn(8, 8)
+    metrics.reset()
+    for g, w in zip(mtc.compile(fn)(a), fn(a)):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+    assert metrics.fallback_kernel_count == 0 and metrics.generated_kernel_count <= 2

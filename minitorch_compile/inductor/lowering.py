@@ -29,13 +29,17 @@ from ..ops.table import (
     elementwise_dtypes,
     promotion_kind,
     reduction_dims,
+    wrap_dim,
 )
 from .ir import (
     Affine,
     ExternKernel,
+    FixedLayout,
     FlexibleLayout,
+    InputBuffer,
     Pointwise,
     Reduction,
+    StorageBox,
     TensorBox,
     strided_view,
 )
@@ -271,6 +275,35 @@ def _bool_reduction(kind):
 
 register_lowering(_aten("all"))(_bool_reduction("all"))
 register_lowering(_aten("any"))(_bool_reduction("any"))
+
+
+# --------------------------------------------------------------------------- scatters
+
+
+@register_lowering(_aten("select_scatter"))
+def select_scatter(x, src, dim, index):
+    """``out = where(i_dim == index, src, x)``: one pointwise body, as torch's lowering, so
+    ``x[:, 3] = 3.0`` fuses with its neighbours instead of realizing ``x`` for a fallback.
+    torch computes the condition with ``ops.index_expr``; this IR has no index values, so the
+    condition is a constant bool mask along ``dim`` (a module constant, like ``get_attr``'s):
+    static sizes on the cpu only — else the op falls back."""
+    size = list(x.get_size())
+    d = wrap_dim(dim, len(size))
+    if getattr(V.graph, "device_type", "cpu") != "cpu" or is_symbolic(size[d]) or \
+            is_symbolic(index) or size[d] > 10_000:
+        raise NotImplementedError("select_scatter: a constant mask needs a static size")
+    mask = np.zeros(size[d], dtype=bool)
+    mask[index % size[d]] = True
+    name = f"const_{len(V.graph.constants)}"
+    V.graph.constants[name] = mask
+    buf = InputBuffer(name, FixedLayout(_dtype.bool_, (size[d],), (1,), 0))
+    V.graph.name_to_buffer[name] = buf
+    cond = TensorBox(StorageBox(buf))
+    for _ in range(len(size) - d - 1):
+        cond = unsqueeze(cond, -1)
+    dtype = x.dtype
+    return make_pointwise(lambda c, s, a: ops.where(c, _cast(s, src.dtype, dtype), a),
+                          [cond, unsqueeze(src, d), x], dtype, tuple(size))
 
 
 # --------------------------------------------------------------------------- creation
