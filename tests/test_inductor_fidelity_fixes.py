@@ -132,3 +132,26 @@ def test_select_scatter_is_pointwise():
     for g, w in zip(mtc.compile(fn)(a), fn(a)):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
     assert metrics.fallback_kernel_count == 0 and metrics.generated_kernel_count <= 2
+
+
+@pytest.mark.usefixtures("strict_inductor")
+def test_flip_zeros_and_ones_lower_instead_of_falling_back():
+    """``flip`` is a reversed read (a negative stride) that fuses into its users; ``zeros`` and
+    ``ones`` are ``full`` (``test_flip``, ``test_zeros``: fallback kernels before).  A flipped
+    output is a buffer of its own, never an alias of the input (eager flip copies)."""
+    from minitorch_compile.inductor import metrics
+
+    def fn(x):
+        return (mtc.flip(x, (-1,)), mtc.flip(x, (0, 2)) - 2, (mtc.flip(x * 2, (1,)) + x).sum(1),
+                mtc.zeros(3, 4) + 1, mtc.ones(4, dtype=mtc.int64) * 3)
+
+    x = mtc.randn(40, 300, 3)
+    metrics.reset()
+    got = mtc.compile(fn)(x)
+    for g, w in zip(got, fn(x)):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+    assert metrics.fallback_kernel_count == 0
+    before = x.clone()
+    got[0].add_(1)
+    np.testing.assert_array_equal(x.numpy(), before.numpy())

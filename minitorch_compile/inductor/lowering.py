@@ -316,6 +316,12 @@ def full(size, fill_value, dtype=None, device=None):
                           as_sizes(meta.shape))
 
 
+@register_lowering(_aten("zeros"), _aten("ones"))
+def zeros_ones(size, dtype=None, device=None):
+    """``zeros``/``ones``: a ``full`` of 0/1 (a constant body that fuses into its users)."""
+    return full(size, 0 if V.graph.current_node.target.name == "zeros" else 1)
+
+
 # --------------------------------------------------------------------------- extern kernels
 
 

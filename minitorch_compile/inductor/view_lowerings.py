@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 
 from ..ops.table import wrap_dim
+from .dependencies import extract_read_writes
 from .ir import (
     Affine,
     FixedLayout,
@@ -30,7 +31,6 @@ from .ir import (
     contiguous_strides,
     strided_view,
 )
-from .dependencies import extract_read_writes
 from .lowering import _aten, make_pointwise, register_lowering
 from .sizevars import as_sizes, is_symbolic
 from .sizevars import numel as numel_of
@@ -131,6 +131,28 @@ def select(x, dim, index):
     i = index % size[d]
     return _view(x, size[:d] + size[d + 1:],
                  lambda idx: list(idx[:d]) + [Affine(i)] + list(idx[d:]), "select")
+
+
+@register_lowering(_aten("flip"))
+def flip(x, dims):
+    """``flip``: index ``i`` of a flipped dim reads ``n - 1 - i`` — affine (a negative stride
+    in the generated code).  Eager ``flip`` returns a new tensor, so the result is an
+    unrealized copy of that view: its users inline the reversed read, and an output gets a
+    buffer of its own (never an alias of the input)."""
+    size = list(x.get_size())
+    flipped = {wrap_dim(d, len(size)) for d in ((dims,) if isinstance(dims, int) else dims)}
+    if any(is_symbolic(size[d]) for d in flipped):
+        raise NotImplementedError("flip of a symbolic size")
+
+    def reindex(index):
+        return [Affine(size[d] - 1) + as_affine(i) * -1 if d in flipped else i
+                for d, i in enumerate(index)]
+    view = _view(x, size, reindex, "flip")
+    return make_pointwise(lambda v: v, [view], x.dtype)
+
+
+def as_affine(i):
+    return i if isinstance(i, Affine) else Affine(i)
 
 
 @register_lowering(_aten("alias"), _aten("detach"))
