@@ -83,6 +83,10 @@ class Result:
     inputs_after: list = field(default_factory=list)  # the inputs after the call (mutations)
     fw_kernels: int | None = None
     all_kernels: int | None = None
+    # torch only: its generated C++ kernel functions (``cpp_fused_*``; its metric counts each
+    # loop nest inside one, so a layer norm is 1 function and 8 "kernels")
+    fw_functions: int | None = None
+    all_functions: int | None = None
 
 
 def _flatten(out) -> list:
@@ -104,26 +108,48 @@ def run(L, prog: Program, arrays: list, compiled: bool, counts: bool = False) ->
     fn = prog.build(L)
     if compiled:
         fn = L.compile(fn)
+    codes: list = []
     if counts:
         metrics, graphs, start = _metrics(L)
+        if is_torch:
+            fn = _saving_torch_code(fn, codes)
     out = _flatten(fn(*tensors))
     res = Result([])
     if counts:
         if is_torch:
             res.fw_kernels = metrics.generated_kernel_count
+            res.fw_functions = _functions(codes)
         else:  # AOT compiles our forward and backward graphs together, at the first call
             res.fw_kernels = sum(len(g.kernels) for g in graphs[start:]
                                  if getattr(g, "kind", "forward") == "forward")
     if prog.grad:
         loss = sum(o.float().sum() for o in out if isinstance(o, L.Tensor) and o.requires_grad)
-        loss.backward()
+        _saving_torch_code(loss.backward, codes)() if counts and is_torch else loss.backward()
         res.grads = [None if tensors[k].grad is None else tensors[k].grad.numpy().copy()
                      for k in prog.grad]
     if counts:
         res.all_kernels = metrics.generated_kernel_count
+        res.all_functions = _functions(codes) if is_torch else None
     res.outputs = [o.detach().numpy().copy() if isinstance(o, L.Tensor) else o for o in out]
     res.inputs_after = [t.detach().numpy().copy() for t in tensors if isinstance(t, L.Tensor)]
     return res
+
+
+def _saving_torch_code(fn, codes: list):
+    """``fn`` with the output code torch's Inductor generates meanwhile appended to ``codes``
+    (as ``torch._inductor.utils.run_and_get_code``)."""
+    from unittest import mock
+
+    from torch._inductor.graph import GraphLowering
+
+    def run(*args):
+        with mock.patch.object(GraphLowering, "save_output_code", codes.append):
+            return fn(*args)
+    return run
+
+
+def _functions(codes: list) -> int:
+    return sum(code.count("async_compile.cpp_pybinding(") for code in codes)
 
 
 def _metrics(L):
@@ -177,8 +203,10 @@ def torch_setup():
     cache would load (and count) the backward's kernels at the forward call."""
     import torch
     import torch._functorch.config
+    import torch._inductor.config
 
     torch._functorch.config.enable_autograd_cache = False
+    torch._inductor.config.fx_graph_cache = False  # a cache hit would not show its code
     return torch
 
 
@@ -187,13 +215,16 @@ def record(path: str) -> None:
     ``python -m tests.torch_suite --record``; needs torch 2.13)."""
     torch = torch_setup()
     lines = ['"""torch 2.13 CPU Inductor\'s generated kernels per program of the torch suite:',
-             "(forward, forward + backward).  Written by ``python -m tests.torch_suite "
+             "(forward, forward + backward) by ``generated_kernel_count``, then the same in C++",
+             "kernel functions (``cpp_fused_*``).  Written by ``python -m tests.torch_suite "
              "--record``;", 'checked against torch by ``test_inductor_torch_suite.py``."""', "",
              f"TORCH_VERSION = {torch.__version__.split('+')[0]!r}", "", "TORCH_KERNELS = {"]
     for prog in all_programs():
         res = run(torch, prog, make_inputs(prog), compiled=True, counts=True)
-        lines.append(f"    {prog.name!r}: ({res.fw_kernels}, {res.all_kernels}),")
-        print(prog.name, res.fw_kernels, res.all_kernels, flush=True)
+        lines.append(f"    {prog.name!r}: ({res.fw_kernels}, {res.all_kernels}, "
+                     f"{res.fw_functions}, {res.all_functions}),")
+        print(prog.name, res.fw_kernels, res.all_kernels, res.fw_functions, res.all_functions,
+              flush=True)
     lines.append("}")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
