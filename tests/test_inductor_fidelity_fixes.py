@@ -155,3 +155,23 @@ def test_flip_zeros_and_ones_lower_instead_of_falling_back():
     before = x.clone()
     got[0].add_(1)
     np.testing.assert_array_equal(x.numpy(), before.numpy())
+
+
+@pytest.mark.usefixtures("strict_inductor")
+def test_reduction_over_one_element_is_pointwise():
+    """``t.mean(0)`` of a ``[1]`` tensor reduces one element: a pointwise body that fuses with
+    the division (2 kernels before, torch 1; found by test_inductor_torch_hypothesis)."""
+    from minitorch_compile.inductor import metrics
+
+    def fn(t1, t0, b):
+        return (t1.mean(0), t0.sum(1, keepdim=True) * 2, t0.amax(1) + t1, b.any(1), b.all(1),
+                t0.to(mtc.float16).sum(1))
+
+    t1, t0 = mtc.randn(1), mtc.randn(5, 1)
+    b = mtc.tensor(np.array([[0.0], [1.0], [0.5], [0.0], [2.0]], dtype=np.float32))
+    metrics.reset()
+    assert mtc.compile(lambda t: t.mean(0))(t1).shape == ()
+    assert metrics.generated_kernel_count == 1
+    for g, w in zip(mtc.compile(fn)(t1, t0, b), fn(t1, t0, b)):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g.numpy(), w.numpy())

@@ -235,6 +235,14 @@ def make_reduction(x, dims, keepdim, reduction_type, dtype) -> TensorBox:
 
     if not dims:  # nothing to reduce: a cast
         out = make_pointwise(lambda v: _cast(v, src, dtype), [x], dtype)
+    elif all(isinstance(s, int) and s == 1 for s in rranges):
+        # one element to reduce: that element (torch's ``Reduction.create`` makes such a
+        # reduction pointwise too) — it fuses with its users, no second pass
+        ones = [Affine(0)] * len(dims)
+        out = TensorBox.create(Pointwise(acc, lambda index: inner_fn(index, ones), ranges,
+                                         _origins(x)))
+        if acc is not dtype:
+            out = make_pointwise(lambda v: _cast(v, acc, dtype), [out], dtype)
     else:
         out = TensorBox.create(Reduction(acc, inner_fn, ranges, _origins(x), rranges,
                                          reduction_type, src))
