@@ -263,61 +263,6 @@ class ReinterpretView(View):
         return lambda index: ops.load(name, indexer(index))
 
 
-@dataclass(eq=False)
-class ReshapeView(View):
-    """A reshape of an unrealized recipe (``(x + 1).view(10, 100)`` of a ``(10, 10, 10)``).
-
-    Splitting a dim is affine (``i = 7*j0 + j1``), merging dims is not (``i0 = j // 10``,
-    ``i1 = j % 10``): ``reindex`` returns the input's index with a fresh variable ``u`` for each
-    merged dim, and ``rules`` to put the merged index back in every load: a load index
-    ``Σ a_t·u_t + rest`` with ``a_t = a_k·P_t`` (``P_t`` the product of the later merged
-    sizes — true of a contiguous read) is ``a_k·j + rest``.  ``view`` builds one only after
-    checking every load of the recipe (and its realized, contiguous form) reads so; torch
-    writes the same index with ``FloorDiv``/``ModularIndexing`` and lets sympy simplify."""
-
-    rules: Callable = None  # index -> [(fresh vars, P_t per var, merged Affine)]
-
-    def make_loader(self):
-        inner = self.data.make_loader()
-        reindex, rules = self.reindex, self.rules
-
-        def loader(index):
-            found = rules(index)
-            if not found:
-                return inner(reindex(index))
-            with V.set_ops_handler(SubstituteLoads(V.get_ops_handler(), found)):
-                return inner(reindex(index))
-        return loader
-
-
-def substitute_merged(index, rules):
-    """``index`` with each rule's fresh variables replaced by its merged index (or raise)."""
-    index = as_index(index)
-    for us, ps, merged in rules:
-        coefs = [index.coef(u) for u in us]
-        if not any(coefs):
-            continue
-        unit = coefs[-1]
-        if any(c != unit * p for c, p in zip(coefs, ps)):
-            raise NotImplementedError(f"a reshape read {index} is not affine in {us}")
-        index = Affine(index.const, [(v, c) for v, c in index.terms if v not in us]) + \
-            merged * unit
-    return index
-
-
-class SubstituteLoads:
-    """An ops handler wrapping another: loads get ``substitute_merged`` indices."""
-
-    def __init__(self, inner, rules):
-        self.inner, self.rules = inner, rules
-
-    def load(self, name, index):
-        return self.inner.load(name, substitute_merged(index, self.rules))
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
 class StorageBox(IRNode):
     """Holds a recipe until it is realized, then the buffer it became."""
 
@@ -429,7 +374,9 @@ def _compose_index(node, index):
     while True:
         if isinstance(node, ReinterpretView):
             return node.data, node.layout.make_indexer()(index)
-        if isinstance(node, ReshapeView):
+        if getattr(node, "rules", None) is not None:  # a ReshapeView (``reshape.py``)
+            from .reshape import substitute_merged
+
             found = node.rules(index)
             buf, flat = _compose_index(node.data, node.reindex(index))
             return buf, substitute_merged(flat, found)

@@ -24,7 +24,6 @@ from .ir import (
     FlexibleLayout,
     Pointwise,
     ReinterpretView,
-    ReshapeView,
     StorageBox,
     TensorBox,
     View,
@@ -32,6 +31,7 @@ from .ir import (
     strided_view,
 )
 from .lowering import _aten, make_pointwise, register_lowering
+from .reshape import ReshapeView, substitute_merged
 from .sizevars import as_sizes, is_symbolic
 from .sizevars import numel as numel_of
 from .virtualized import V
@@ -247,8 +247,6 @@ def reshape_view(x, have: tuple, size: tuple):
     contiguous = FlexibleLayout(x.get_dtype(), have).make_indexer()
     try:  # every read of the recipe, and of its realized (contiguous) buffer, is affine
         extract_read_writes(Pointwise(x.get_dtype(), box.make_loader(), tuple(size)), probe)
-        from .ir import substitute_merged
-
         substitute_merged(contiguous(reindex(probe)), rules(probe))
     except NotImplementedError:
         return None
