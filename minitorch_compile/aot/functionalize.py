@@ -120,7 +120,30 @@ class _Walk:
         functional = n.target.opdef.functional
         new = self.graph.call_function(functional, n.args, n.kwargs)
         new.meta = dict(n.meta)
+        # an in-place op keeps its self's dtype (``f32.add_(f64)`` is float32); the twin
+        # promotes (float64), so its value is cast back, as the copy_ of torch's
+        # functionalization does
+        want = getattr(n.meta.get("val"), "dtype", None)
+        got = self._functional_val(functional, n)
+        if want is not None and got is not None and got.dtype is not want:
+            new.meta["val"] = got
+            return self.emit(ops.aten._to_copy.default, new, dtype=want)
         return new
+
+    @staticmethod
+    def _functional_val(functional, n):
+        """The fake value ``functional`` gives on ``n``'s fake arguments (None: unknown)."""
+        from .._tensor import Tensor
+        from ..autograd.grad_mode import no_grad
+
+        vals = map_arg(n.args, lambda x: x.meta.get("val"))
+        kvals = map_arg(n.kwargs, lambda x: x.meta.get("val"))
+        try:
+            with no_grad():
+                out = functional(*vals, **kvals)
+        except Exception:  # noqa: BLE001 - the meta rule refuses: keep the twin as it is
+            return None
+        return out if isinstance(out, Tensor) else None
 
 
 def functionalize(gm) -> list[tuple[int, int]]:

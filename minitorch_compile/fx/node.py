@@ -174,6 +174,11 @@ class Node:
             schema = getattr(self.target, "schema", None)
             if schema is not None and schema.is_mutable:
                 return True
+            # an OpOverloadPacket (``mtc.ops.aten.add_(x, 1)``) mutates if an overload does
+            overloads = getattr(self.target, "__dict__", {}).get("overloads")
+            if isinstance(overloads, dict) and any(
+                    o.schema.is_mutable for o in overloads.values()):
+                return True
             if getattr(self.target, "_mtc_side_effect", False):
                 return True
             opdef = getattr(self.target, "opdef", None)

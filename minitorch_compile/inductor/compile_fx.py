@@ -62,6 +62,7 @@ class CompiledFxGraph:
     cache_hit: bool = False
     scheduler: object = field(default=None, repr=False)
     gm: object = field(default=None, repr=False)
+    kind: str = "forward"  # or "backward": which of AOTAutograd's graphs this is
 
     def __call__(self, *args):
         return self.current_callable(*args)
@@ -126,6 +127,7 @@ class SpecializedFxGraph:
 
     def __init__(self, gm, reason: str, fullgraph: bool = False):
         self.gm, self.reason, self.fullgraph = gm, reason, fullgraph
+        self.kind = "forward"  # or "backward" (set by the backend, as on CompiledFxGraph)
         self.compiled: dict = {}  # concrete sizes (and int inputs) -> CompiledFxGraph
         self.eager: dict = {}  # sizes that could not be compiled -> the graph, run eagerly
 
@@ -212,6 +214,7 @@ def _compiler(kind: str, log: list | None, fullgraph: bool = False):
             return gm.forward
         if isinstance(compiled, SpecializedFxGraph):  # it compiles again at each new size
             compiled.fullgraph = fullgraph
+        compiled.kind = kind
         if log is not None:
             log.append(compiled)
         return compiled

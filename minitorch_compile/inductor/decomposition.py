@@ -14,7 +14,9 @@ Each decomposition is a plain function over tensors; ``GraphLowering`` traces it
 ``make_fx`` on the node's fake inputs and lowers the small graph it gives, with the original
 node as the origin of every buffer (so a softmax kernel is still named after ``_softmax``).
 Entries are keyed by op *name*, so one written for an op another table adds later (``addmm``,
-``silu``) starts to apply as soon as the op exists.
+``silu``) starts to apply as soon as the op exists.  A decomposition that applies to some
+arguments only raises ``NotImplementedError`` for the others: the op is then lowered (or falls
+back) as it is.
 """
 
 from __future__ import annotations
@@ -127,3 +129,24 @@ def addmm(bias, mat1, mat2, beta=1, alpha=1):
     if beta == 0:
         return out
     return out + (bias if beta == 1 else bias * beta)
+
+
+@register_decomposition("aten::index_put")
+def index_put(x, indices, values, accumulate=False):
+    """A bool mask of ``x``'s shape and one value is a masked fill (torch's
+    ``index_put_as_masked_fill`` pattern): ``where(mask, value, x)`` — pointwise, it fuses.
+    Any other index (integers, a mask of fewer dims, several values) is a real scatter."""
+    if len(indices) != 1 or indices[0] is None or indices[0].dtype is not _dtype.bool_ or \
+            tuple(indices[0].shape) != tuple(x.shape) or values.ndim != 0:
+        raise NotImplementedError("index_put: not a masked fill")
+    mask = indices[0]
+    value = values.to(x.dtype)
+    if accumulate:
+        return _where(mask, x + value, x)
+    return _where(mask, value, x)
+
+
+def _where(cond, a, b):
+    from .._api import where
+
+    return where(cond, a, b)

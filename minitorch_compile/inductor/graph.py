@@ -46,6 +46,7 @@ from .sizevars import as_sizes, from_sym_int, is_symbolic
 from .virtualized import V
 
 _HEAVY_OPS = ("exp", "sigmoid", "kernel")
+_NOT_DECOMPOSED = object()
 _SIZE_ARITHMETIC = (operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
                     operator.neg)
 
@@ -159,7 +160,9 @@ class GraphLowering(Interpreter):
         bound = target.bind(*args, **kwargs)
         decomp = get_decomposition(target, self.device_type)
         if decomp is not None:
-            return self._lower_decomposition(decomp, bound)
+            out = self._lower_decomposition(decomp, bound)
+            if out is not _NOT_DECOMPOSED:
+                return out
         lowering = lowering_for(target)
         if lowering is None:
             reason = f"no lowering for {target}"
@@ -186,20 +189,33 @@ class GraphLowering(Interpreter):
 
         node = self._node
         arg_nodes = node.target.bind(*node.args, **node.kwargs)
-        fakes = [a.meta["val"] if hasattr(a, "meta") else a for a in arg_nodes]
-        tensor_pos = [i for i, f in enumerate(fakes) if isinstance(f, Tensor)]
+        fakes = map_arg(tuple(arg_nodes), lambda a: a.meta["val"])
+        # tensor positions: (argument, None) or (argument, place in a list of tensors)
+        tensor_pos = [(i, None) for i, f in enumerate(fakes) if isinstance(f, Tensor)] + [
+            (i, j) for i, f in enumerate(fakes) if isinstance(f, (list, tuple))
+            for j, e in enumerate(f) if isinstance(e, Tensor)]
+
+        def at(args, pos):
+            i, j = pos
+            return args[i] if j is None else args[i][j]
 
         def fn(*tensors):
-            a = list(fakes)
-            for i, t in zip(tensor_pos, tensors):
-                a[i] = t
+            a = [list(f) if isinstance(f, (list, tuple)) else f for f in fakes]
+            for (i, j), t in zip(tensor_pos, tensors):
+                if j is None:
+                    a[i] = t
+                else:
+                    a[i][j] = t
             return decomp(*a)
 
-        sub = make_fx(fn, None, "fake")(*[fakes[i] for i in tensor_pos])
+        try:
+            sub = make_fx(fn, None, "fake")(*[at(fakes, pos) for pos in tensor_pos])
+        except NotImplementedError:  # does not apply to these arguments (nothing lowered yet)
+            return _NOT_DECOMPOSED
         env = {}
         phs = [p for p in sub.graph.nodes if p.op == "placeholder"]
-        for p, i in zip(phs, tensor_pos):
-            env[p] = bound[i]
+        for p, pos in zip(phs, tensor_pos):
+            env[p] = at(bound, pos)
         result = None
         for sn in sub.graph.nodes:
             if sn.op == "placeholder":

@@ -374,6 +374,12 @@ def _compose_index(node, index):
     while True:
         if isinstance(node, ReinterpretView):
             return node.data, node.layout.make_indexer()(index)
+        if getattr(node, "rules", None) is not None:  # a ReshapeView (``reshape.py``)
+            from .reshape import substitute_merged
+
+            found = node.rules(index)
+            buf, flat = _compose_index(node.data, node.reindex(index))
+            return buf, substitute_merged(flat, found)
         if isinstance(node, View):
             index = node.reindex(index)
             node = node.data

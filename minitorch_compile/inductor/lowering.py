@@ -29,13 +29,17 @@ from ..ops.table import (
     elementwise_dtypes,
     promotion_kind,
     reduction_dims,
+    wrap_dim,
 )
 from .ir import (
     Affine,
     ExternKernel,
+    FixedLayout,
     FlexibleLayout,
+    InputBuffer,
     Pointwise,
     Reduction,
+    StorageBox,
     TensorBox,
     strided_view,
 )
@@ -221,6 +225,14 @@ def make_reduction(x, dims, keepdim, reduction_type, dtype) -> TensorBox:
 
     if not dims:  # nothing to reduce: a cast
         out = make_pointwise(lambda v: _cast(v, src, dtype), [x], dtype)
+    elif all(isinstance(s, int) and s == 1 for s in rranges):
+        # one element to reduce: that element (torch's ``Reduction.create`` makes such a
+        # reduction pointwise too) — it fuses with its users, no second pass
+        ones = [Affine(0)] * len(dims)
+        out = TensorBox.create(Pointwise(acc, lambda index: inner_fn(index, ones), ranges,
+                                         _origins(x)))
+        if acc is not dtype:
+            out = make_pointwise(lambda v: _cast(v, acc, dtype), [out], dtype)
     else:
         out = TensorBox.create(Reduction(acc, inner_fn, ranges, _origins(x), rranges,
                                          reduction_type, src))
@@ -263,6 +275,35 @@ register_lowering(_aten("all"))(_bool_reduction("all"))
 register_lowering(_aten("any"))(_bool_reduction("any"))
 
 
+# --------------------------------------------------------------------------- scatters
+
+
+@register_lowering(_aten("select_scatter"))
+def select_scatter(x, src, dim, index):
+    """``out = where(i_dim == index, src, x)``: one pointwise body, as torch's lowering, so
+    ``x[:, 3] = 3.0`` fuses with its neighbours instead of realizing ``x`` for a fallback.
+    torch computes the condition with ``ops.index_expr``; this IR has no index values, so the
+    condition is a constant bool mask along ``dim`` (a module constant, like ``get_attr``'s):
+    static sizes on the cpu only — else the op falls back."""
+    size = list(x.get_size())
+    d = wrap_dim(dim, len(size))
+    if getattr(V.graph, "device_type", "cpu") != "cpu" or is_symbolic(size[d]) or \
+            is_symbolic(index) or size[d] > 10_000:
+        raise NotImplementedError("select_scatter: a constant mask needs a static size")
+    mask = np.zeros(size[d], dtype=bool)
+    mask[index % size[d]] = True
+    name = f"const_{len(V.graph.constants)}"
+    V.graph.constants[name] = mask
+    buf = InputBuffer(name, FixedLayout(_dtype.bool_, (size[d],), (1,), 0))
+    V.graph.name_to_buffer[name] = buf
+    cond = TensorBox(StorageBox(buf))
+    for _ in range(len(size) - d - 1):
+        cond = unsqueeze(cond, -1)
+    dtype = x.dtype
+    return make_pointwise(lambda c, s, a: ops.where(c, _cast(s, src.dtype, dtype), a),
+                          [cond, unsqueeze(src, d), x], dtype, tuple(size))
+
+
 # --------------------------------------------------------------------------- creation
 
 
@@ -271,6 +312,12 @@ def full(size, fill_value, dtype=None, device=None):
     meta = V.graph.current_meta()
     return make_pointwise(lambda: ops.constant(fill_value, meta.dtype), [], meta.dtype,
                           as_sizes(meta.shape))
+
+
+@register_lowering(_aten("zeros"), _aten("ones"))
+def zeros_ones(size, dtype=None, device=None):
+    """``zeros``/``ones``: a ``full`` of 0/1 (a constant body that fuses into its users)."""
+    return full(size, 0 if V.graph.current_node.target.name == "zeros" else 1)
 
 
 # --------------------------------------------------------------------------- extern kernels

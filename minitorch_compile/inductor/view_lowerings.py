@@ -6,24 +6,32 @@ A view of a ``TensorBox`` is a ``View`` node whose ``reindex`` maps an index of 
 index of its input: ``permute`` reorders it, ``unsqueeze``/``squeeze`` drop or insert a 0,
 ``expand`` maps a broadcast dim to 0, ``slice`` to ``start + step * i``, ``select`` inserts the
 constant.  A kernel loading the view loads its input at the mapped index, so chains of views
-cost nothing.  ``view`` (reshape) is the exception: unless only size-1 dims move, it
-reinterprets the input's buffer with new contiguous strides — copying the input first when it
-is not contiguous.
+cost nothing.  ``view`` (reshape) of a buffer reinterprets it with new contiguous strides;
+of an unrealized recipe it is a ``ReshapeView`` (index arithmetic through merged dims, checked
+affine on every load), so ``(x + 1).view(...) + y`` stays one kernel as in torch; only what is
+neither (a non-contiguous view, a broadcast read through merged dims) is copied first.
 """
 
 from __future__ import annotations
 
+import itertools
+
 from ..ops.table import wrap_dim
+from .dependencies import extract_read_writes
 from .ir import (
     Affine,
     FixedLayout,
+    FlexibleLayout,
+    Pointwise,
     ReinterpretView,
+    StorageBox,
     TensorBox,
     View,
     contiguous_strides,
     strided_view,
 )
 from .lowering import _aten, make_pointwise, register_lowering
+from .reshape import ReshapeView, substitute_merged
 from .sizevars import as_sizes, is_symbolic
 from .sizevars import numel as numel_of
 from .virtualized import V
@@ -125,6 +133,28 @@ def select(x, dim, index):
                  lambda idx: list(idx[:d]) + [Affine(i)] + list(idx[d:]), "select")
 
 
+@register_lowering(_aten("flip"))
+def flip(x, dims):
+    """``flip``: index ``i`` of a flipped dim reads ``n - 1 - i`` — affine (a negative stride
+    in the generated code).  Eager ``flip`` returns a new tensor, so the result is an
+    unrealized copy of that view: its users inline the reversed read, and an output gets a
+    buffer of its own (never an alias of the input)."""
+    size = list(x.get_size())
+    flipped = {wrap_dim(d, len(size)) for d in ((dims,) if isinstance(dims, int) else dims)}
+    if any(is_symbolic(size[d]) for d in flipped):
+        raise NotImplementedError("flip of a symbolic size")
+
+    def reindex(index):
+        return [Affine(size[d] - 1) + as_affine(i) * -1 if d in flipped else i
+                for d, i in enumerate(index)]
+    view = _view(x, size, reindex, "flip")
+    return make_pointwise(lambda v: v, [view], x.dtype)
+
+
+def as_affine(i):
+    return i if isinstance(i, Affine) else Affine(i)
+
+
 @register_lowering(_aten("alias"), _aten("detach"))
 def alias(x):
     return x
@@ -136,12 +166,91 @@ def view(x, size):
     have = x.get_size()
     if [s for s in have if s != 1] == [s for s in size if s != 1]:  # only 1s move: no copy
         return unsqueeze_to(squeeze(x), size)
+    if x.is_unrealized() and isinstance(x.data, StorageBox) and \
+            not any(is_symbolic(s) for s in tuple(have) + tuple(size)):
+        out = reshape_view(x, tuple(have), tuple(size))
+        if out is not None:
+            return out
     buf, _, stride, offset = strided_view(x)
     if any(s != 1 and st != c for s, st, c in zip(have, stride, contiguous_strides(have))):
         x = copy(x)
         buf, _, stride, offset = strided_view(x)
     layout = FixedLayout(buf.get_dtype(), tuple(size), contiguous_strides(size), offset)
     return TensorBox(ReinterpretView(buf, tuple(size), None, "reinterpret", layout))
+
+
+_fresh = itertools.count()
+
+
+def _reshape_groups(old: list, new: list):
+    """Pair runs of dims with equal products: ``[(old dims, new dims)]`` (sizes without 1s)."""
+    groups, i, j = [], 0, 0
+    while i < len(old) and j < len(new):
+        oi, nj, po, pn = [i], [j], old[i], new[j]
+        while po != pn:
+            if po < pn and i + 1 < len(old):
+                i += 1
+                oi.append(i)
+                po *= old[i]
+            elif pn < po and j + 1 < len(new):
+                j += 1
+                nj.append(j)
+                pn *= new[j]
+            else:
+                return None
+        groups.append((oi, nj))
+        i, j = i + 1, j + 1
+    return groups if i == len(old) and j == len(new) else None
+
+
+def reshape_view(x, have: tuple, size: tuple):
+    """``x`` (an unrealized recipe) reshaped by index arithmetic, or None (``ReshapeView``).
+
+    Each group of old dims whose product equals a group of new dims: the new dims make one
+    linear index ``j``; a single old dim is ``j`` itself (a split), several get fresh
+    variables and a rule (a merge)."""
+    old_dims = [d for d, s in enumerate(have) if s != 1]
+    new_dims = [d for d, s in enumerate(size) if s != 1]
+    groups = _reshape_groups([have[d] for d in old_dims], [size[d] for d in new_dims])
+    if groups is None:
+        return None
+    n = next(_fresh)
+    plan = []  # (old dims, new dims, fresh names, P_t per fresh name)
+    for g, (oi, nj) in enumerate(groups):
+        olds = [old_dims[i] for i in oi]
+        news = [new_dims[j] for j in nj]
+        names = [f"u{n}_{g}_{t}" for t in range(len(olds))] if len(olds) > 1 else []
+        ps = [numel_of([have[d] for d in olds[t + 1:]]) for t in range(len(olds))]
+        plan.append((olds, news, names, ps))
+
+    def merged(index, news):
+        out = Affine(0)
+        for d in news:
+            out = out * size[d] + index[d]
+        return out
+
+    def reindex(index):
+        out = [Affine(0)] * len(have)
+        for olds, news, names, _ in plan:
+            if names:
+                for d, u in zip(olds, names):
+                    out[d] = Affine.var(u)
+            else:
+                out[olds[0]] = merged(index, news)
+        return out
+
+    def rules(index):
+        return [(names, ps, merged(index, news)) for olds, news, names, ps in plan if names]
+
+    box = TensorBox(ReshapeView(x.data, tuple(size), reindex, "reshape", rules))
+    probe = [Affine.var(f"p{k}") for k in range(len(size))]
+    contiguous = FlexibleLayout(x.get_dtype(), have).make_indexer()
+    try:  # every read of the recipe, and of its realized (contiguous) buffer, is affine
+        extract_read_writes(Pointwise(x.get_dtype(), box.make_loader(), tuple(size)), probe)
+        substitute_merged(contiguous(reindex(probe)), rules(probe))
+    except NotImplementedError:
+        return None
+    return box
 
 
 def _infer_view_size(size, numel) -> tuple:

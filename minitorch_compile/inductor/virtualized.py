@@ -49,6 +49,11 @@ class _Virtualized:
             _state.handlers.pop()
 
     @staticmethod
+    def get_ops_handler():
+        """The handler ``ops.*`` calls go to now (a wrapper handler delegates to it)."""
+        return _state.handlers[-1]
+
+    @staticmethod
     @contextlib.contextmanager
     def set_graph_handler(graph):
         prev, _state.graph = _state.graph, graph
