@@ -70,7 +70,8 @@ def custom_function_grad_broadcastable_is_summed(T):  # validate_outputs: sum_to
     return [x.grad]
 
 
-def custom_function_mark_dirty_leaf_error(T):  # test_mark_dirty_leaf (a leaf written)
+def _double_in_place(T):
+    """A custom Function that doubles its input in place and marks it dirty."""
     class Double(T.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -82,22 +83,17 @@ def custom_function_mark_dirty_leaf_error(T):  # test_mark_dirty_leaf (a leaf wr
         def backward(ctx, grad):
             return grad * 2
 
+    return Double
+
+
+def custom_function_mark_dirty_leaf_error(T):  # test_mark_dirty_leaf (a leaf written)
+    Double = _double_in_place(T)
     Double.apply(_x(T))
     return []
 
 
 def custom_function_mark_dirty(T):  # test_dirty_inplace / mark_dirty
-    class Double(T.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
-
+    Double = _double_in_place(T)
     x = _x(T)
     y = x * 1
     z = Double.apply(y)
