@@ -328,6 +328,16 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(cls_attr, classmethod):
             return UserMethodVariable(cls_attr.__func__, UserDefinedClassVariable(
                 type(self.value)))
+        if isinstance(cls_attr, types.MemberDescriptorType) and \
+                not isinstance(self, NewObjectVariable):  # a __slots__ entry: its value
+            try:
+                value = getattr(self.value, name)
+            except AttributeError:
+                unimplemented(f"unset slot {name!r} of a {type(self.value).__name__}")
+            return VariableBuilder(tx, src)(value)
+        if hasattr(cls_attr, "__get__") and not callable(cls_attr):  # any other descriptor:
+            unimplemented(f"attribute {name!r} of {type(self.value).__name__} objects is a "
+                          "descriptor (its __get__ is not traced)")  # (never the raw object)
         if cls_attr is not None and not callable(cls_attr):
             return VariableBuilder(tx, src)(cls_attr)
         if hasattr(self.value, name):
