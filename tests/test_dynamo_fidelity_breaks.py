@@ -202,7 +202,7 @@ PROGRAMS = {
     "repr_of_tensor": P("""
         def f(x):
             y = x.cos()
-            s = repr(y.shape)
+            s = repr(tuple(y.shape))
             return y * len(s)
         """, lambda lib: one(lib, 4), "test_misc.py::test_repr"),
 }

@@ -237,6 +237,19 @@ class BuiltinVariable(VariableTracker):
     def _call_tuple(self, tx, seq=None):
         return TupleVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
 
+    def _call_sorted(self, tx, seq, **kwargs):
+        """``sorted(d)`` of a dict whose values are tensors (its keys are constants), or of a
+        list with a key function: a new list, sorted as ``list.sort`` sorts it."""
+        from .sets import SetVariable
+
+        if seq.is_python_constant() and all(v.is_python_constant() for v in kwargs.values()):
+            return None  # fold
+        if not isinstance(seq, (BaseListVariable, ConstDictVariable, SetVariable)):
+            return None
+        out = ListVariable(seq.unpack_var_sequence(tx))
+        out._sort(tx, kwargs)
+        return out
+
     def _call_list(self, tx, seq=None):
         return ListVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
 
