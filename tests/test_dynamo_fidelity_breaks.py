@@ -236,6 +236,21 @@ TORCH_COUNTS = {
 }
 
 DIFFERS = {
+    "break_in_closure": ((2, 2, 1, (1, 1)),
+                         "a nested function that breaks: the graph before the call is compiled, "
+                         "then rebuilding the nested function g for the resume function fails "
+                         "and the frame runs eagerly, g compiled as a frame of its own (torch "
+                         "rebuilds g: 3 graphs)"),
+    "numpy_break": ((2, 2, 1, (1, 1)),
+                    "torch 2.13 traces .numpy() and the numpy calls on its result into the "
+                    "graph (3 ops before the break at float()); mtc breaks at .numpy()"),
+    "item_in_listcomp": ((0, 0, -1, ()),
+                         "a break inside a comprehension: torch 2.13 breaks before it and runs "
+                         "the comprehension in the transformed code (2 graphs); mtc runs the "
+                         "frame eagerly"),
+    "print_in_listcomp": ((0, 0, -1, ()),
+                          "as item_in_listcomp (torch: no graph before the comprehension, one "
+                          "after it)"),
 }
 
 
