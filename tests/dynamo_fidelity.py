@@ -4,7 +4,8 @@ Each program is a ``Program``: the source of a function ``f`` written once over 
 (``lib`` is ``minitorch_compile`` or ``torch``; ``math``, ``collections``, ``dataclasses``,
 ``itertools``, ``functools`` and ``operator`` are there too), a maker of the calls to run
 (``calls(lib) -> [args, ...]``, the same values under both libraries) and the test of
-``torch/test/dynamo`` it is ported from (``cite``).
+``pytorch/test/dynamo`` it is ported from (``cite``: a test name, or ``after <file>::<name>``
+for a program written in the manner of that file's tests whose name was not checked).
 
 ``run`` calls ``f`` on every call, eagerly or compiled with a counting backend, and returns
 everything a difference could show in: the values returned (tensors as numpy arrays,

@@ -28,24 +28,24 @@ PROGRAMS = {
             y = x.cos()
             print("between", y.shape)
             return y.sin()
-        """, lambda lib: one(lib, 4), "test_misc.py::test_graph_break_print"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_graph_break_print"),
     "item_as_python_number": P("""
         def f(x):
             s = x.sum().item()
             return x * s + 1
-        """, lambda lib: one(lib, 4), "test_misc.py::test_item"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_item"),
     "int_item_in_range": P("""
         def f(x):
             n = int(x.abs().sum().item())
             for _ in range(n):
                 x = x * 1.5
             return x
-        """, lambda lib: one(lib, 3), "test_repros.py::test_item_range (int(t.item()))"),
+        """, lambda lib: one(lib, 3), "after test_repros.py (int(t.item()))"),
     "tolist": P("""
         def f(x):
             vals = x.tolist()
             return x.cos() * vals[1], vals
-        """, lambda lib: one(lib, 3), "test_misc.py::test_tolist"),
+        """, lambda lib: one(lib, 3), "after test_misc.py::test_tolist"),
     "numpy_break": P("""
         def f(x):
             y = x.cos()
@@ -58,27 +58,27 @@ PROGRAMS = {
             if x.mean() > 0.5:
                 x = x / 1.1
             return x * 2
-        """, lambda lib: signs(lib, 4), "test_misc.py (the torch.compile tutorial's function)"),
+        """, lambda lib: signs(lib, 4), "the torch.compile tutorial's function"),
     "data_dependent_return": P("""
         def f(x):
             y = x * 2
             if y.sum() > 0:
                 return y.relu()
             return -y
-        """, lambda lib: signs(lib, 4), "test_repros.py::test_data_dependent_return"),
+        """, lambda lib: signs(lib, 4), "after test_repros.py::test_data_dependent_return"),
     "bool_of_tensor": P("""
         def f(x):
             if bool((x > 0).any()):
                 return x + 1
             return x - 1
-        """, lambda lib: signs(lib, 4), "test_misc.py::test_tensor_bool"),
+        """, lambda lib: signs(lib, 4), "after test_misc.py::test_tensor_bool"),
     "while_on_tensor": P("""
         def f(x):
             y = x.abs() + 1
             while y.sum() < 100:
                 y = y * 2
             return y
-        """, lambda lib: one(lib, 4), "test_misc.py::test_while_loop_graph_break"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_while_loop_graph_break"),
     "break_in_inlined_call": P("""
         def leaf(x):
             print("leaf")
@@ -89,7 +89,7 @@ PROGRAMS = {
 
         def f(x):
             return outer(x) + 1
-        """, lambda lib: one(lib, 4), "test_misc.py::test_graph_break_inlining"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_graph_break_inlining"),
     "break_in_user_method": P("""
         class Layer:
             def __init__(self, k):
@@ -101,7 +101,7 @@ PROGRAMS = {
 
         def f(x):
             return Layer(2)(x) + Layer(3)(x)
-        """, lambda lib: one(lib, 4), "test_misc.py::test_user_class_graph_break"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_user_class_graph_break"),
     "break_in_no_grad": P("""
         def f(x):
             with lib.no_grad():
@@ -110,18 +110,18 @@ PROGRAMS = {
                 z = y + 1
             return x * z, z.requires_grad
         """, lambda lib: [(ramp(lib, 3).requires_grad_(True),)],
-        "test_ctx_manager.py::test_no_grad_graph_break"),
+        "after test_ctx_manager.py::test_no_grad_graph_break"),
     "break_with_dict_live": P("""
         def f(x, y):
             state = {"h": x.cos(), "n": 2}
             print("state", sorted(state))
             state["h"] = state["h"] * y
             return state["h"] * state["n"]
-        """, lambda lib: two(lib, 4), "test_repros.py::test_dict_graph_break"),
+        """, lambda lib: two(lib, 4), "after test_repros.py::test_dict_graph_break"),
     "break_with_list_on_stack": P("""
         def f(x):
             return lib.stack([x.cos(), x * x.sum().item(), x.sin()])
-        """, lambda lib: one(lib, 3), "test_misc.py::test_graph_break_stack"),
+        """, lambda lib: one(lib, 3), "after test_misc.py::test_graph_break_stack"),
     "break_in_closure": P("""
         def f(x):
             k = 3
@@ -129,7 +129,7 @@ PROGRAMS = {
                 print("g")
                 return y * k
             return g(x.cos()) + k
-        """, lambda lib: one(lib, 4), "test_misc.py::test_closure_graph_break"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_closure_graph_break"),
     "multiple_prints": P("""
         def f(x):
             a = x + 1
@@ -139,14 +139,14 @@ PROGRAMS = {
             c = b - 3
             print("c")
             return c.sum()
-        """, lambda lib: one(lib, 4), "test_misc.py::test_multiple_graph_breaks"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_multiple_graph_breaks"),
     "print_in_loop": P("""
         def f(x):
             for i in range(3):
                 x = x * 2
                 print(i)
             return x
-        """, lambda lib: one(lib, 4), "test_misc.py::test_graph_break_in_loop"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_graph_break_in_loop"),
     "break_in_try": P("""
         def f(x):
             try:
@@ -155,25 +155,25 @@ PROGRAMS = {
                 return y + 1
             except ValueError:
                 return x
-        """, lambda lib: one(lib, 4), "test_exceptions.py::test_graph_break_in_try"),
+        """, lambda lib: one(lib, 4), "after test_exceptions.py::test_graph_break_in_try"),
     "item_in_listcomp": P("""
         def f(x, y):
             z = x.cos()
             vals = [v.item() for v in y]
             return z * sum(vals)
-        """, lambda lib: two(lib, 3), "test_misc.py::test_listcomp_graph_break"),
+        """, lambda lib: two(lib, 3), "after test_misc.py::test_listcomp_graph_break"),
     "print_in_listcomp": P("""
         def f(x):
             ys = [print(i) or x * i for i in range(3)]
             return ys[0] + ys[2]
-        """, lambda lib: one(lib, 4), "test_misc.py::test_listcomp_graph_break (print)"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_listcomp_graph_break (print)"),
     "break_then_tuple_return": P("""
         def f(x, y):
             a, b = x.cos(), y.sin()
             s = (a * b).sum().item()
             c, d = (b, a) if s > 0 else (a, b)
             return c * 2 + d, s > 0
-        """, lambda lib: two(lib, 4), "test_repros.py::test_tuple_graph_break"),
+        """, lambda lib: two(lib, 4), "after test_repros.py::test_tuple_graph_break"),
     "break_with_kwargs_call": P("""
         def combine(a, b, *, scale=1.0):
             return a * scale + b
@@ -181,7 +181,7 @@ PROGRAMS = {
         def f(x):
             n = len(x.tolist())
             return combine(x.cos(), x.sin(), scale=float(n))
-        """, lambda lib: one(lib, 4), "test_functions.py::test_kwargs (with a break)"),
+        """, lambda lib: one(lib, 4), "after test_functions.py::test_kwargs (with a break)"),
     "module_forward_break": P("""
         class Net(lib.nn.Module):
             def __init__(self):
@@ -200,13 +200,13 @@ PROGRAMS = {
 
         def f(x):
             return NET(x) + 1
-        """, lambda lib: signs(lib, 2, 3), "test_repros.py::test_module_data_dependent_branch"),
+        """, lambda lib: signs(lib, 2, 3), "after test_repros.py (a module's branch)"),
     "repr_of_tensor": P("""
         def f(x):
             y = x.cos()
             s = repr(tuple(y.shape))
             return y * len(s)
-        """, lambda lib: one(lib, 4), "test_misc.py::test_repr"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_repr"),
 }
 
 # (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)

@@ -326,30 +326,6 @@ PROGRAMS = {
             m[1:] = [6] * (len(m) - 1)
             return x + sum(m)
         """, lambda lib: one(lib, 4), "test_list_slice_assignment"),
-    "list_add_then_mutate": P("""
-        def f(x):
-            my_list = [1, x]
-            y = x / 4.0
-            my_list = my_list + [x / 2.0, 4]
-            my_list.append(y)
-            return sum(my_list)
-        """, lambda lib: one(lib, 4), "test_list_add_then_mutate"),
-    "in_not_in": P("""
-        def f(x):
-            mylist = [1, 2, 3, 4, 5, x]
-            myotherlist = [1, 2, 3, 4, 5]
-            assert 3 in mylist
-            assert 6 not in myotherlist
-            return sum(mylist)
-        """, lambda lib: one(lib, 4), "test_in_not_in"),
-    "partial_lambda": P("""
-        def f(x):
-            multiply = lambda x, y: x * y
-            triple = functools.partial(multiply, y=3)
-            return triple(x)
-        """, lambda lib: one(lib, 4), "test_partials_lambda"),
-    "math_radians": P("def f(x, a):\n    return x + math.radians(a)",
-                      lambda lib: [(lib.ones(4), 12)], "test_math_radians"),
 }
 
 # (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
@@ -397,10 +373,6 @@ TORCH_COUNTS = {
     'namedtuple_made_inside': (1, 1, 0, (2,)),
     'fstrings': (1, 1, 0, (1,)),
     'list_slice_assignment': (1, 1, 0, (1,)),
-    'list_add_then_mutate': (1, 1, 0, (6,)),
-    'in_not_in': (1, 1, 0, (1,)),
-    'partial_lambda': (1, 1, 0, (1,)),
-    'math_radians': (1, 1, 0, (1,)),
 }
 
 # where mtc decides differently from torch 2.13 (values still agree): counts, and why

@@ -62,7 +62,7 @@ PROGRAMS = {
                 return inner
             g = make(3)
             return g(x.cos())
-        """, lambda lib: one(lib, 4), "test_misc.py::test_closure"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_closure"),
     "nested_closure_mutation": P("""
         def f(x):
             total = x * 0
@@ -84,19 +84,19 @@ PROGRAMS = {
 
         def f(a, b):
             return inner(a, b, b, scale=2.0, z=a, y=b)
-        """, lambda lib: two(lib, 4), "test_functions.py::test_kwargs (*args, **kwargs)"),
+        """, lambda lib: two(lib, 4), "after test_functions.py::test_kwargs (*args, **kwargs)"),
     "keyword_only_defaults": P("""
         def g(x, *, k=2, bias=None):
             return x * k if bias is None else x * k + bias
 
         def f(x, y):
             return g(x), g(x, k=3, bias=y)
-        """, lambda lib: two(lib, 4), "test_misc.py::test_kwonly_args"),
+        """, lambda lib: two(lib, 4), "after test_misc.py::test_kwonly_args"),
     "user_class_property": P("""
         def f(x):
             p = Point(x)
             return p.scaled + p.norm()
-        """, lambda lib: one(lib, 4), "test_misc.py::test_user_property", prelude=CLASSES),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_user_property", prelude=CLASSES),
     "user_object_passed_in": P("""
         def f(p, y):
             return p.scaled * y + p.scale
@@ -110,18 +110,18 @@ PROGRAMS = {
                 if fld.name == "gain":
                     out = out * getattr(cfg, fld.name)
             return out + cfg.width
-        """, lambda lib: one(lib, 4), "test_misc.py::test_dataclass_fields", prelude=CLASSES),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_dataclass_fields", prelude=CLASSES),
     "namedtuple_passed_in": P("""
         def f(pair):
             left, right = pair
             return Pair(right.sin(), left + pair.right)
-        """, lambda lib: [(_pair(lib),)], "test_misc.py::test_namedtuple1", prelude=CLASSES),
+        """, lambda lib: [(_pair(lib),)], "after test_misc.py::test_namedtuple1", prelude=CLASSES),
     "namedtuple_replace": P("""
         def f(x):
             p = Pair(x, 2)
             q = p._replace(right=3)
             return q.left * q.right + len(q._fields)
-        """, lambda lib: one(lib, 4), "test_misc.py::test_namedtuple2", prelude=CLASSES),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_namedtuple2", prelude=CLASSES),
     "isinstance_dispatch": P("""
         def scale(v):
             if isinstance(v, (list, tuple)):
@@ -134,7 +134,7 @@ PROGRAMS = {
 
         def f(x, y):
             return scale({"a": [x, (y, 3)], "b": x.cos(), "c": "s"})
-        """, lambda lib: two(lib, 3), "test_misc.py::test_isinstance_*"),
+        """, lambda lib: two(lib, 3), "after test_misc.py::test_isinstance_*"),
     "recursion": P("""
         def fact(n, x):
             if n <= 1:
@@ -143,7 +143,7 @@ PROGRAMS = {
 
         def f(x):
             return fact(4, x)
-        """, lambda lib: one(lib, 3), "test_misc.py::test_recursion (user recursion, unrolled)"),
+        """, lambda lib: one(lib, 3), "after test_misc.py (recursion)"),
     "global_counter_mutation": P("""
         def f(x):
             global counter
@@ -158,7 +158,7 @@ PROGRAMS = {
             d = {f"k{i}": t.sum() for i, t in enumerate(ts)}
             s = {i % 2 for i in range(5)}
             return sum(ts) + y * len(s), d
-        """, lambda lib: two(lib, 4), "test_misc.py::test_listcomp / test_dictcomp"),
+        """, lambda lib: two(lib, 4), "after test_misc.py::test_listcomp / test_dictcomp"),
     "zip_enumerate_min_max": P("""
         def f(xs, ws):
             out = []
@@ -167,24 +167,24 @@ PROGRAMS = {
             k = max(len(xs), 1) + min(3, 4)
             return out[0] * k, any(w > 1 for w in ws), all(w > 0 for w in ws)
         """, lambda lib: [([ramp(lib, 3), ramp(lib, 3) + 1], [2, 0.5])],
-        "test_functions.py::test_enumerate / test_zip (builtins)"),
+        "after test_functions.py::test_enumerate / test_zip (builtins)"),
     "math_module": P("""
         def f(x, n):
             c = math.sqrt(n) + math.log(n) * math.pi - math.floor(2.7) + math.ceil(0.2)
             return x * c + math.exp(0.5) * math.cos(0.0)
-        """, lambda lib: [(ramp(lib, 4), 4)], "test_functions.py::test_math_* (math builtins)"),
+        """, lambda lib: [(ramp(lib, 4), 4)], "after test_functions.py::test_math_*"),
     "range_iteration": P("""
         def f(x):
             r = range(1, 10, 3)
             for i in r[1:]:
                 x = x + i
             return x * len(r), r[-1], list(range(3))
-        """, lambda lib: one(lib, 4), "test_functions.py::test_range_with_slice_index"),
+        """, lambda lib: one(lib, 4), "after test_functions.py::test_range_with_slice_index"),
     "getattr_on_module": P("""
         def f(x, mod):
             act = getattr(mod, "act")
             return act(getattr(mod, "fc")(x)) * mod.fc.out_features
-        """, lambda lib: [(ramp(lib, 2, 3), _mod(lib))], "test_misc.py::test_nn_module_getattr"),
+        """, lambda lib: [(ramp(lib, 2, 3), _mod(lib))], "after test_misc.py (module getattr)"),
     "generator_simple": P("""
         def whoo(t):
             yield t + 1
@@ -205,7 +205,7 @@ PROGRAMS = {
             g = countdown(t, 3)
             first = next(g)
             return first + sum(g)
-        """, lambda lib: one(lib, 4), "test_generator.py::test_generator_next"),
+        """, lambda lib: one(lib, 4), "after test_generator.py::test_generator_next"),
     "try_except_keyerror": P("""
         def f(x):
             d = {"a": 1}
@@ -214,7 +214,7 @@ PROGRAMS = {
             except KeyError:
                 v = 10
             return x * v
-        """, lambda lib: one(lib, 4), "test_misc.py::test_try_except (KeyError caught)"),
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_try_except (KeyError caught)"),
     "try_finally": P("""
         def f(x):
             try:
@@ -222,7 +222,7 @@ PROGRAMS = {
             finally:
                 log.append("done")
             return y * 2
-        """, lambda lib: one(lib, 4), "test_exceptions.py::test_try_finally"),
+        """, lambda lib: one(lib, 4), "after test_exceptions.py::test_try_finally"),
     "no_grad_block": P("""
         def f(x):
             with lib.no_grad():
@@ -230,7 +230,7 @@ PROGRAMS = {
             z = x.cos()
             return y, z, y.requires_grad, z.requires_grad
         """, lambda lib: [(ramp(lib, 3).requires_grad_(True),)],
-        "test_ctx_manager.py::test_no_grad"),
+        "after test_ctx_manager.py::test_no_grad"),
     "enable_grad_nested": P("""
         def f(x):
             with lib.no_grad():
@@ -239,7 +239,7 @@ PROGRAMS = {
                     b = x * 2
             return a, b, a.requires_grad, b.requires_grad
         """, lambda lib: [(ramp(lib, 3).requires_grad_(True),)],
-        "test_ctx_manager.py::test_nested_grad_mode"),
+        "after test_ctx_manager.py::test_nested_grad_mode"),
     "set_grad_enabled_flag": P("""
         def f(x, flag):
             with lib.set_grad_enabled(flag):
@@ -247,7 +247,7 @@ PROGRAMS = {
             return y, y.requires_grad
         """, lambda lib: [(ramp(lib, 3).requires_grad_(True), False),
                           (ramp(lib, 3).requires_grad_(True), True)],
-        "test_ctx_manager.py::test_set_grad_enabled"),
+        "after test_ctx_manager.py::test_set_grad_enabled"),
     "user_context_manager": P("""
         class Scale:
             def __init__(self, k):
@@ -263,7 +263,7 @@ PROGRAMS = {
             with Scale(3) as k:
                 y = x * k
             return y
-        """, lambda lib: one(lib, 4), "test_ctx_manager.py::test_user_defined_context_manager"),
+        """, lambda lib: one(lib, 4), "after test_ctx_manager.py (user class)"),
     "str_methods": P("""
         def f(x, name):
             parts = name.split(".")
@@ -271,14 +271,38 @@ PROGRAMS = {
             if key.startswith("LAYER") and parts[-1].isdigit():
                 return x * int(parts[-1]), key
             return x, key
-        """, lambda lib: [(ramp(lib, 3), "layer.2")], "test_misc.py::test_str_methods"),
+        """, lambda lib: [(ramp(lib, 3), "layer.2")], "after test_misc.py::test_str_methods"),
     "tensor_attributes": P("""
         def f(x):
             if x.ndim == 2 and x.dim() == 2 and x.shape[0] == 2 and x.size(1) == 3:
                 if x.dtype == lib.float32:
                     return x + x.numel() + x.element_size()
             return x
-        """, lambda lib: one(lib, 2, 3), "test_functions.py::test_ndim / test_shape1 / test_dtype"),
+        """, lambda lib: one(lib, 2, 3), "test_functions.py::test_ndim, test_dtype"),
+    "list_add_then_mutate": P("""
+        def f(x):
+            my_list = [1, x]
+            y = x / 4.0
+            my_list = my_list + [x / 2.0, 4]
+            my_list.append(y)
+            return sum(my_list)
+        """, lambda lib: one(lib, 4), "test_functions.py::test_list_add_then_mutate"),
+    "in_not_in": P("""
+        def f(x):
+            mylist = [1, 2, 3, 4, 5, x]
+            myotherlist = [1, 2, 3, 4, 5]
+            assert 3 in mylist
+            assert 6 not in myotherlist
+            return sum(mylist)
+        """, lambda lib: one(lib, 4), "test_functions.py::test_in_not_in"),
+    "partial_lambda": P("""
+        def f(x):
+            multiply = lambda x, y: x * y
+            triple = functools.partial(multiply, y=3)
+            return triple(x)
+        """, lambda lib: one(lib, 4), "test_functions.py::test_partials_lambda"),
+    "math_radians": P("def f(x, a):\n    return x + math.radians(a)",
+                      lambda lib: [(lib.ones(4), 12)], "test_functions.py::test_math_radians"),
 }
 
 
@@ -307,6 +331,10 @@ def _mod(lib):
 
 # (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
 TORCH_COUNTS = {
+    'math_radians': (1, 1, 0, (1,)),
+    'partial_lambda': (1, 1, 0, (1,)),
+    'in_not_in': (1, 1, 0, (1,)),
+    'list_add_then_mutate': (1, 1, 0, (6,)),
     'boolarg': (2, 1, 0, (1, 2)),
     'callpacked': (1, 1, 0, (2,)),
     'closure_returned': (1, 1, 0, (3,)),
