@@ -223,6 +223,7 @@ def test_break_reason_inside_a_comprehension_names_the_unsupported_thing(name, c
     compiled = mtc.compile(fn, backend="eager")
     np.testing.assert_allclose(compiled(x).numpy(), fn(x).numpy())
     reasons = [e.reason for e in mtc.dynamo.cache_entries(compiled)] + \
+        [e.graph_break.reason for e in mtc.dynamo.cache_entries(compiled) if e.graph_break] + \
         [r.reason for r in mtc.dynamo.explain(fn)(x).break_reasons]
     assert any(named in r for r in reasons if r), reasons
     assert not any("nested function" in r and named not in r for r in reasons if r)

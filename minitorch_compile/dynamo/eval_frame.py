@@ -339,6 +339,11 @@ def jit_wrap(obj, backend):
                                    obj.__self__)
     elif isinstance(obj, Module):
         wrapped = compile(obj, backend=backend)
+    elif isinstance(getattr(type(obj), "__call__", None), types.FunctionType):
+        # an instance of a user class with a Python __call__: that method is the frame (not
+        # cached: instances made in the frame come and go; the code's cache is what counts)
+        return types.MethodType(_JitFunction(type(obj).__call__, backend, False, None, None),
+                                obj)
     else:
         return obj
     _WRAPPED[key] = (obj, wrapped)

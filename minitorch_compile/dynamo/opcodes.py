@@ -15,6 +15,7 @@ version differences — so it reads the same on every version.
 from __future__ import annotations
 
 import operator
+import types
 
 import bytecode
 
@@ -25,7 +26,7 @@ from .variables.builder import VariableBuilder
 from .variables.builtin import BuiltinVariable
 from .variables.constant import ConstantVariable
 from .variables.dicts import ConstDictVariable
-from .variables.functions import FrameCell, LocalCell
+from .variables.functions import FrameCell, LocalCell, UserMethodVariable
 from .variables.lists import (
     BaseListVariable,
     ListIteratorVariable,
@@ -39,6 +40,8 @@ from .variables.misc import (
     NullVariable,
     PythonModuleVariable,
     SavedCellVariable,
+    UserContextExitVariable,
+    UserDefinedObjectVariable,
     WithExitFunctionVariable,
 )
 from .variables.nn_module import NNModuleVariable
@@ -472,8 +475,16 @@ class OpcodeHandlers(BuildAndCallHandlers):
     # ================================================================ with blocks
     def BEFORE_WITH(self, inst):
         ctx = self.pop()
+        if isinstance(ctx, UserDefinedObjectVariable) and all(
+                isinstance(getattr(type(ctx.value), m, None), types.FunctionType)
+                for m in ("__enter__", "__exit__")):  # a user class: both methods inlined
+            self.push(UserContextExitVariable(ctx))
+            self.push(UserMethodVariable(type(ctx.value).__enter__, ctx).call_function(
+                self, [], {}))
+            return
         if not isinstance(ctx, GradModeVariable):
-            unimplemented(f"`with` on {ctx} (only grad-mode context managers are supported)")
+            unimplemented(f"`with` on {ctx} (only grad-mode and user-class context managers "
+                          "are supported)")
         self.push(WithExitFunctionVariable(ctx))
         self.push(ctx.call_method(self, "__enter__", [], {}))
 

@@ -362,8 +362,13 @@ class OutputGraph:
         """Switch grad mode for the ops traced next, and record the switch in the graph."""
         if mode == self.grad_enabled:
             return
-        node = self.graph.call_function(_set_grad_enabled, (mode,))
-        node.meta["stack_trace"] = tx.current_user_line()
+        last = next(reversed(self.graph.nodes), None)
+        if last is not None and last.op == "call_function" and last.target is \
+                _set_grad_enabled and not last.users:  # a switch with no op after it, undone
+            self.graph.erase_node(last)  # (as torch 2.13: `with no_grad(): with enable_grad()`
+        else:                            # ends in no switch at all)
+            node = self.graph.call_function(_set_grad_enabled, (mode,))
+            node.meta["stack_trace"] = tx.current_user_line()
         self.grad_enabled = mode
         _dispatch_state.grad_enabled = mode
 

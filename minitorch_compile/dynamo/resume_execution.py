@@ -248,6 +248,8 @@ def _user_callable(vt) -> bool:
     if isinstance(vt, GetAttrVariable):  # (an optimizer's too: its step is its own frame)
         return _user_callable(vt.obj) or (isinstance(vt.obj, UserDefinedObjectVariable)
                                           and not isinstance(vt.obj, NewObjectVariable))
+    if isinstance(vt, UserDefinedObjectVariable):  # an object with a Python __call__
+        return isinstance(getattr(type(vt.value), "__call__", None), types.FunctionType)
     return isinstance(vt, (BaseUserFunctionVariable, NNModuleVariable))
 
 

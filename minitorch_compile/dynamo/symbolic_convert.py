@@ -327,10 +327,6 @@ class InstructionTranslator(InstructionTranslatorBase):
             return False
         if self.in_loop(index) and self.in_comprehension(index):
             where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
-        elif any(getattr(v, "qualname", "").endswith(_COMPREHENSIONS) for v in stack):
-            # 3.11 calls a comprehension as a nested function: the reason stays the callee's
-            where = "inside a comprehension (CPython 3.11 calls it as a nested function, " \
-                    "which a resume function cannot be given)"
         elif self.has_backedge(index):
             where = "inside a loop"  # torch skips such a frame too
         elif any(isinstance(v, GeneratorVariable) for v in stack):

@@ -167,6 +167,8 @@ class BuiltinVariable(VariableTracker):
         if plain in (operator.eq, operator.ne) and not (a.is_python_constant() and
                                                         b.is_python_constant()):
             same = _same_object(a, b)
+            if same is None and _default_eq(a) and _default_eq(b):
+                same = _object_identity(tx, a, b)  # object.__eq__ is identity
             if same is not None:
                 return ConstantVariable(same if plain is operator.eq else not same)
         return BuiltinVariable(plain)._fold([a, b], {})
@@ -234,6 +236,19 @@ class BuiltinVariable(VariableTracker):
 
     def _call_tuple(self, tx, seq=None):
         return TupleVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
+
+    def _call_sorted(self, tx, seq, **kwargs):
+        """``sorted(d)`` of a dict whose values are tensors (its keys are constants), or of a
+        list with a key function: a new list, sorted as ``list.sort`` sorts it."""
+        from .sets import SetVariable
+
+        if seq.is_python_constant() and all(v.is_python_constant() for v in kwargs.values()):
+            return None  # fold
+        if not isinstance(seq, (BaseListVariable, ConstDictVariable, SetVariable)):
+            return None
+        out = ListVariable(seq.unpack_var_sequence(tx))
+        out._sort(tx, kwargs)
+        return out
 
     def _call_list(self, tx, seq=None):
         return ListVariable(seq.unpack_var_sequence(tx) if seq is not None else [])
@@ -380,10 +395,14 @@ class BuiltinVariable(VariableTracker):
 
     def _call_is_(self, tx, a, b):
         same = _same_object(a, b)
+        if same is None:
+            same = _object_identity(tx, a, b)
         return ConstantVariable(same) if same is not None else _unknown_identity(a, b)
 
     def _call_is_not(self, tx, a, b):
         same = _same_object(a, b)
+        if same is None:
+            same = _object_identity(tx, a, b)
         return ConstantVariable(not same) if same is not None else _unknown_identity(a, b)
 
     def _call_not_(self, tx, a):
@@ -477,6 +496,45 @@ def _same_object(a, b):
         if other.is_python_constant() or not _is_tensor(other):
             return False
     return None
+
+
+def _object_identity(tx, a, b):
+    """``a is b`` for instances of user classes (torch's ``UserDefinedObjectVariable``): an
+    object made while tracing is no other object, and an existing object is no constant; two
+    objects read from the frame (a default and a global sentinel, say) are compared by
+    identity, both guarded by ``ID_MATCH`` so the answer holds on every run.  None: unknown."""
+    from .misc import NewObjectVariable, UserDefinedObjectVariable
+
+    def constant(v):
+        return isinstance(v, ConstantVariable) and is_constant_value(v.value)
+
+    containers = (BaseListVariable, ConstDictVariable)
+    if (isinstance(a, containers) and constant(b)) or (isinstance(b, containers) and
+                                                      constant(a)):
+        return False  # `xs is None`: a list or dict is no constant
+    objs = [v for v in (a, b) if isinstance(v, UserDefinedObjectVariable)]
+    if not objs:
+        return None
+    other = b if objs[0] is a else a
+    if any(isinstance(v, NewObjectVariable) for v in objs):
+        return False if constant(other) or isinstance(other, UserDefinedObjectVariable) \
+            else None
+    if len(objs) == 1:
+        return False if constant(other) else None
+    for v in objs:  # (an object without a source was fixed when it was read: no guard)
+        if v.source is not None:
+            tx.output.guards.add("ID_MATCH", v.source, value=v.value)
+    return a.value is b.value
+
+
+def _default_eq(v) -> bool:
+    """``==`` on ``v`` is ``object.__eq__`` (identity): a constant or a plain user object."""
+    from .misc import UserDefinedObjectVariable
+
+    if v.is_python_constant():
+        return is_constant_value(v.as_python_constant())
+    cls = type(v.value) if isinstance(v, UserDefinedObjectVariable) else None
+    return cls is not None and cls.__eq__ is object.__eq__ and cls.__ne__ is object.__ne__
 
 
 def _wrap_const(value):

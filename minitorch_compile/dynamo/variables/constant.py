@@ -36,13 +36,24 @@ class ConstantVariable(VariableTracker):
         return type(self.value)
 
     def call_method(self, tx, name, args, kwargs):
+        if name == "join" and isinstance(self.value, str) and len(args) == 1 and not kwargs \
+                and not args[0].is_python_constant() and args[0].has_unpack_var_sequence(tx):
+            from .lists import TupleVariable  # "_".join(genexpr): consumes it all, as join
+
+            args = [TupleVariable(args[0].unpack_var_sequence(tx))]
         consts = [a.as_python_constant() for a in args if a.is_python_constant()]
         if len(consts) == len(args) and all(v.is_python_constant() for v in kwargs.values()):
             method = getattr(self.value, name, None)
             if method is None:
                 unimplemented(f"{type(self.value).__name__} has no method {name!r}")
             kw = {k: v.as_python_constant() for k, v in kwargs.items()}
-            return ConstantVariable(method(*consts, **kw))
+            result = method(*consts, **kw)
+            if isinstance(result, (list, tuple, set, frozenset, range)) and \
+                    type(result) in (list, tuple, set, frozenset, range):
+                from .builtin import _wrap_const  # "a.b".split("."): a list tracker
+
+                return _wrap_const(result)
+            return ConstantVariable(result)
         unimplemented(f"method {name} of constant {self.value!r} with non-constant arguments")
 
     def var_getattr(self, tx, name):

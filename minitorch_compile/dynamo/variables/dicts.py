@@ -61,13 +61,8 @@ class ConstDictVariable(VariableTracker):
             key = args[0].as_python_constant()
             default = args[1] if len(args) > 1 else ConstantVariable(None)
             return self.items.get(key, default)
-        if name == "keys":
-            return DictViewVariable([ConstantVariable(k) for k in self.items])
-        if name == "values":
-            return DictViewVariable(list(self.items.values()))
-        if name == "items":
-            return DictViewVariable([TupleVariable([ConstantVariable(k), v])
-                                     for k, v in self.items.items()])
+        if name in ("keys", "values", "items"):
+            return DictViewVariable(self, name)
         if name == "__setitem__":
             self._mutate(tx)
             self.items[args[0].as_python_constant()] = args[1]
@@ -164,10 +159,48 @@ class DefaultDictVariable(ConstDictVariable):
 
 
 class DictViewVariable(ListVariable):
-    """``d.keys()`` / ``d.values()`` / ``d.items()``: iterable, not mutable."""
+    """``d.keys()`` / ``d.values()`` / ``d.items()`` (torch's ``DictKeysVariable`` /
+    ``DictValuesVariable``): a *live* view — its items are read from the dict tracker each time,
+    so a key stored after ``keys = d.keys()`` is in ``keys``, as in Python.  Iterable, not
+    mutable; compared as Python compares views (keys and items as sets)."""
+
+    def __init__(self, dict_vt: ConstDictVariable, kind: str):
+        self.dict_vt, self.kind = dict_vt, kind
+        super().__init__([])
+
+    @property
+    def items(self) -> list:
+        d = self.dict_vt.items
+        if self.kind == "keys":
+            return [ConstantVariable(k) for k in d]
+        if self.kind == "values":
+            return list(d.values())
+        return [TupleVariable([ConstantVariable(k), v]) for k, v in d.items()]
+
+    @items.setter
+    def items(self, value) -> None:  # the view has no items of its own
+        pass
+
+    def python_type(self) -> type:
+        return type(getattr({}, self.kind)())
+
+    def as_python_constant(self):
+        if self.kind == "keys":  # the values may be tensors: only the keys are needed
+            return dict.fromkeys(self.dict_vt.items).keys()
+        return getattr(self.dict_vt.as_python_constant(), self.kind)()
+
+    def reconstruct(self, codegen) -> None:  # d.keys() on the rebuilt dict
+        def load():
+            codegen.reconstruct(self.dict_vt)
+            codegen.load_attr(self.kind)
+
+        codegen.load_callable(load)
+        codegen.call(0)
 
     def call_method(self, tx, name, args, kwargs):
         if name in ("append", "extend", "insert", "pop", "__setitem__", "reverse", "clear",
-                    "remove", "sort", "__delitem__"):
+                    "remove", "sort", "__delitem__", "copy", "index", "count"):
             unimplemented(f"dict views have no method {name}")
+        if name == "__contains__" and self.kind == "keys":
+            return self.dict_vt.call_method(tx, name, args, kwargs)
         return super().call_method(tx, name, args, kwargs)

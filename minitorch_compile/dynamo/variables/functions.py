@@ -220,6 +220,9 @@ class UserMethodVariable(UserFunctionVariable):
         return f"UserMethodVariable({self.fn.__qualname__})"
 
 
+_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+
+
 class NestedUserFunctionVariable(BaseUserFunctionVariable):
     """A function made by MAKE_FUNCTION during tracing (closures, comprehensions, lambdas)."""
 
@@ -258,6 +261,17 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return bind_args(tx, dummy, args, kwargs, default)
 
     def reconstruct(self, codegen) -> None:
+        """A comprehension's hidden function (3.11: on the stack when its body breaks the
+        graph, under its call) is made now and loaded as a global: user code cannot hold it,
+        so one object for every run is not observable.  Other functions, and any with
+        defaults or a closure, are not rebuilt yet."""
+        if self.code.co_name in _COMPREHENSIONS and not self.closure and not self.defaults \
+                and not self.kwdefaults:
+            fn = types.FunctionType(self.code, self.f_globals, self.code.co_name)
+            fn.__qualname__ = self.qualname
+            codegen.load_global_object(f"___{self.code.co_name[1:-1]}_{id(self.code)}", fn,
+                                       push_null=False)
+            return
         unimplemented(f"returning the nested function {self.qualname} from a compiled frame is "
                       "not supported")
 

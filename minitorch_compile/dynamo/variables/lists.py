@@ -283,7 +283,20 @@ class NamedTupleVariable(TupleVariable):
         fields = self.tuple_cls._fields
         if name in fields:
             return self.items[fields.index(name)]
+        if name == "_fields":
+            return TupleVariable([ConstantVariable(f) for f in fields])
         unimplemented(f"{self.tuple_cls.__name__} has no field {name!r}")
+
+    def call_method(self, tx, name, args, kwargs):
+        fields = self.tuple_cls._fields
+        if name == "_replace" and not args and set(kwargs) <= set(fields):
+            return NamedTupleVariable([kwargs.get(f, v) for f, v in zip(fields, self.items)],
+                                      self.tuple_cls)
+        if name == "_asdict" and not args and not kwargs:
+            from .dicts import ConstDictVariable
+
+            return ConstDictVariable(dict(zip(fields, self.items)))
+        return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen) -> None:
         codegen.load_global_object(f"___{self.tuple_cls.__name__}", self.tuple_cls)

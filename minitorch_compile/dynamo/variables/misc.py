@@ -120,6 +120,27 @@ class WithExitFunctionVariable(VariableTracker):
         return self.ctx.call_method(tx, "__exit__", args, kwargs)
 
 
+class UserContextExitVariable(VariableTracker):
+    """The bound ``__exit__`` of a user object used in ``with`` (torch's
+    ``GenericContextWrappingVariable``): ``__enter__`` was inlined at BEFORE_WITH, calling this
+    inlines ``__exit__``.  A graph break inside the block cannot leave and re-enter it: not
+    rebuilt (the frame runs eagerly)."""
+
+    def __init__(self, ctx):
+        super().__init__()
+        self.ctx = ctx
+
+    def call_function(self, tx, args, kwargs):
+        from .functions import UserMethodVariable
+
+        return UserMethodVariable(type(self.ctx.value).__exit__, self.ctx).call_function(
+            tx, args, kwargs)
+
+    def reconstruct(self, codegen) -> None:
+        unimplemented(f"a graph break inside `with` on a {type(self.ctx.value).__name__} (a "
+                      "user context manager cannot be left and entered again)")
+
+
 class PythonModuleVariable(VariableTracker):
     def __init__(self, module: types.ModuleType, source=None):
         super().__init__(source)
@@ -328,6 +349,16 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(cls_attr, classmethod):
             return UserMethodVariable(cls_attr.__func__, UserDefinedClassVariable(
                 type(self.value)))
+        if isinstance(cls_attr, types.MemberDescriptorType) and \
+                not isinstance(self, NewObjectVariable):  # a __slots__ entry: its value
+            try:
+                value = getattr(self.value, name)
+            except AttributeError:
+                unimplemented(f"unset slot {name!r} of a {type(self.value).__name__}")
+            return VariableBuilder(tx, src)(value)
+        if hasattr(cls_attr, "__get__") and not callable(cls_attr):  # any other descriptor:
+            unimplemented(f"attribute {name!r} of {type(self.value).__name__} objects is a "
+                          "descriptor (its __get__ is not traced)")  # (never the raw object)
         if cls_attr is not None and not callable(cls_attr):
             return VariableBuilder(tx, src)(cls_attr)
         if hasattr(self.value, name):
