@@ -36,10 +36,6 @@ from typing import Callable
 
 import numpy as np
 
-# the reason most op counts differ (``DIFFERS`` tables)
-DCE = ("mtc's Dynamo graph drops ops whose results are unused (dead-code elimination); "
-       "torch 2.13 keeps them in the graph its backend is given (AOT / Inductor drop them)")
-
 
 @dataclass
 class Program:

@@ -8,7 +8,7 @@ counts — graphs over all calls, explain's graphs and breaks, ops per graph —
 
 import pytest
 
-from .dynamo_fidelity import DCE, Program, mtc_vs_eager, one, torch_counts, two
+from .dynamo_fidelity import Program, mtc_vs_eager, one, torch_counts, two
 
 P = Program
 PRELUDE = """
@@ -377,12 +377,6 @@ TORCH_COUNTS = {
 
 # where mtc decides differently from torch 2.13 (values still agree): counts, and why
 DIFFERS = {
-    "dict_keys": ((1, 1, 0, (0,)), DCE),
-    "dict_values": ((1, 1, 0, (0,)), DCE),
-    "list_clear": ((1, 1, 0, (1,)), DCE),
-    "list_pop_extend": ((1, 1, 0, (2,)), DCE),
-    "list_reversed": ((1, 1, 0, (3,)), DCE),
-    "unpack_ex3": ((1, 1, 0, (4,)), DCE),
 }
 
 

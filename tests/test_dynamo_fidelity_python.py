@@ -10,7 +10,7 @@ counts are torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed),
 
 import pytest
 
-from .dynamo_fidelity import DCE, Program, mtc_vs_eager, one, ramp, torch_counts, two
+from .dynamo_fidelity import Program, mtc_vs_eager, one, ramp, torch_counts, two
 
 P = Program
 CLASSES = """
@@ -367,7 +367,6 @@ TORCH_COUNTS = {
 }
 
 DIFFERS = {
-    "zip_enumerate_min_max": ((1, 1, 0, (3,)), DCE),
 }
 
 

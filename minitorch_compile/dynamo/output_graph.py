@@ -416,13 +416,24 @@ class OutputGraph:
         if not self.has_ops():
             return
         self.graph.output(tuple(v.proxy for v in outputs))
-        self.graph.eliminate_dead_code()
+        self.remove_trivially_dead_nodes()
         self.prune_unused_inputs()
         self.gm = GraphModule({}, self.graph)
         example_inputs = [a.example for a in self.graph_inputs]
         compiled = backend(self.gm, example_inputs)
         self.compiled_fn_name = f"__compiled_fn_{next(_compiled_fn_counter)}"
         self.globals_to_install[self.compiled_fn_name] = compiled
+
+    def remove_trivially_dead_nodes(self) -> None:
+        """torch's "miniature DCE pass, but only for obviously trivial operations"
+        (``remove_unused_graphargs``): an unused ``getattr``, ``getitem``, size/stride/``item``
+        access or arithmetic on symbolic numbers is erased; an unused tensor op stays in the
+        graph the backend is given (``a + 1`` whose result the program drops), as in torch
+        2.13 — the backend (AOTAutograd, Inductor) removes it.  Reverse order, so a chain of
+        such nodes goes at once."""
+        for node in reversed(list(self.graph.nodes)):
+            if not node.users and _trivially_dead(node):
+                self.graph.erase_node(node)
 
     def install_globals(self) -> None:
         self.f_globals.update(self.globals_to_install)
@@ -449,3 +460,31 @@ class _nullctx:
     def __exit__(self, *exc):
         return False
 
+
+_ACCESSORS = ("size", "stride", "storage_offset", "item")  # torch's is_accessor_node
+
+
+def _is_sym_value(v) -> bool:
+    return is_symbolic(v) or is_sym_scalar(v)
+
+
+def _is_sym_arg(a) -> bool:
+    if isinstance(a, (int, float, bool)):
+        return True
+    return hasattr(a, "meta") and _is_sym_value(a.meta.get("example_value"))
+
+
+def _trivially_dead(node) -> bool:
+    """Unused nodes torch's Dynamo erases (``remove_unused_graphargs`` with
+    ``is_accessor_node`` and ``is_symnode_compute_node``); everything else is kept."""
+    if node.op == "get_attr":
+        return True
+    if node.op == "call_function" and node.target is operator.getitem:
+        return True
+    if node.op == "call_method" and node.target in _ACCESSORS and node.args and \
+            isinstance(getattr(node.args[0], "meta", {}).get("example_value"), Tensor):
+        return True
+    if node.op == "call_function" and getattr(node.target, "__name__", "") == "sym_size":
+        return True
+    return node.op == "call_function" and _is_sym_value(node.meta.get("example_value")) and \
+        all(_is_sym_arg(a) for a in (*node.args, *node.kwargs.values()))
