@@ -15,36 +15,29 @@ version differences — so it reads the same on every version.
 from __future__ import annotations
 
 import operator
-import types
 
 import bytecode
 
 from . import bytecode_versions as versions
 from .exc import unimplemented
 from .opcodes_calls import BuildAndCallHandlers, list_to_tuple
+from .opcodes_control_flow import ControlFlowHandlers
 from .variables.builder import VariableBuilder
 from .variables.builtin import BuiltinVariable
 from .variables.constant import ConstantVariable
 from .variables.dicts import ConstDictVariable
-from .variables.functions import FrameCell, LocalCell, UserMethodVariable
+from .variables.functions import FrameCell, LocalCell
 from .variables.lists import (
-    BaseListVariable,
-    ListIteratorVariable,
     SliceVariable,
     TupleVariable,
 )
 from .variables.misc import (
     ClosureCellVariable,
     GetAttrVariable,
-    GradModeVariable,
     NullVariable,
     PythonModuleVariable,
     SavedCellVariable,
-    UserContextExitVariable,
-    UserDefinedObjectVariable,
-    WithExitFunctionVariable,
 )
-from .variables.nn_module import NNModuleVariable
 from .variables.tensor import TensorVariable
 
 BINARY_OPS = {
@@ -63,9 +56,10 @@ COMPARE_OPS = {"LT": operator.lt, "LE": operator.le, "EQ": operator.eq, "NE": op
                "GT": operator.gt, "GE": operator.ge}
 
 
-class OpcodeHandlers(BuildAndCallHandlers):
+class OpcodeHandlers(ControlFlowHandlers, BuildAndCallHandlers):
     """The opcode handlers; ``InstructionTranslatorBase`` supplies the state they act on.
-    Building containers, strings and calls are in ``opcodes_calls.py``."""
+    Building containers, strings and calls are in ``opcodes_calls.py``; jumps, loops and
+    ``with`` blocks in ``opcodes_control_flow.py``."""
 
     # ================================================================ stack and locals
     def NOP(self, inst):
@@ -365,128 +359,6 @@ class OpcodeHandlers(BuildAndCallHandlers):
     def CALL_INTRINSIC_2(self, inst):
         kind = bytecode.Intrinsic2Op(int(inst.arg)).name
         unimplemented(f"CALL_INTRINSIC_2 {kind} is not supported")
-
-    # ================================================================ jumps
-    def JUMP_FORWARD(self, inst):
-        self.jump(inst)
-
-    JUMP_BACKWARD = JUMP_BACKWARD_NO_INTERRUPT = JUMP_ABSOLUTE = JUMP_FORWARD
-
-    def _jump_if(self, inst, truth: bool):
-        value = self.pop()
-        if truth and isinstance(value, TensorVariable) and self._traced_assert(value):
-            self.jump(inst)  # `assert tensor_cond`: checked at run time by the graph
-            return
-        if value.bool_value(self) is truth:
-            self.jump(inst)
-
-    def _traced_assert(self, value) -> bool:
-        """``assert cond, "msg"`` on a one-element tensor (torch traces it so): the jump is
-        followed by ``LOAD_ASSERTION_ERROR [LOAD_CONST msg, CALL 0] RAISE_VARARGS 1``.  Add an
-        ``_assert_async(cond, msg)`` node, which raises ``AssertionError(msg)`` when the graph
-        runs, and go on as if the assertion held.  A message that is not a constant string, or
-        a condition of several elements (eager raises "ambiguous"), is left to the break."""
-        from ..ops.nn_ops import _assert_async
-
-        names = [i.name for i in self.insts[self.ip:self.ip + 5]]
-        if not names or names[0] != "LOAD_ASSERTION_ERROR":
-            return False
-        msg, rest = "", names[1:]
-        if rest and rest[0] == "LOAD_CONST":
-            msg, rest = self.insts[self.ip + 1].arg, [n for n in rest[1:] if n != "PRECALL"]
-            if not isinstance(msg, str) or rest[:1] != ["CALL"]:
-                return False
-            rest = rest[1:]
-        if rest[:1] != ["RAISE_VARARGS"]:
-            return False
-        try:
-            if int(value.example_value.numel()) != 1:
-                return False
-        except TypeError:  # a symbolic element count
-            return False
-        self.output.call(self, "call_function", _assert_async, [value, ConstantVariable(msg)],
-                         {})
-        return True
-
-    def POP_JUMP_FORWARD_IF_TRUE(self, inst):
-        self._jump_if(inst, True)
-
-    def POP_JUMP_FORWARD_IF_FALSE(self, inst):
-        self._jump_if(inst, False)
-
-    POP_JUMP_BACKWARD_IF_TRUE = POP_JUMP_IF_TRUE = POP_JUMP_FORWARD_IF_TRUE
-    POP_JUMP_BACKWARD_IF_FALSE = POP_JUMP_IF_FALSE = POP_JUMP_FORWARD_IF_FALSE
-
-    def _is_none(self, value) -> bool:
-        if isinstance(value, ConstantVariable):
-            return value.value is None
-        return False
-
-    def POP_JUMP_FORWARD_IF_NONE(self, inst):
-        if self._is_none(self.pop()):
-            self.jump(inst)
-
-    def POP_JUMP_FORWARD_IF_NOT_NONE(self, inst):
-        if not self._is_none(self.pop()):
-            self.jump(inst)
-
-    POP_JUMP_BACKWARD_IF_NONE = POP_JUMP_IF_NONE = POP_JUMP_FORWARD_IF_NONE
-    POP_JUMP_BACKWARD_IF_NOT_NONE = POP_JUMP_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE
-
-    def JUMP_IF_FALSE_OR_POP(self, inst):
-        if not self.stack[-1].bool_value(self):
-            self.jump(inst)
-        else:
-            self.pop()
-
-    def JUMP_IF_TRUE_OR_POP(self, inst):
-        if self.stack[-1].bool_value(self):
-            self.jump(inst)
-        else:
-            self.pop()
-
-    # ================================================================ iteration
-    def GET_ITER(self, inst):
-        obj = self.pop()
-        if isinstance(obj, ListIteratorVariable):
-            self.push(obj)
-            return
-        if isinstance(obj, (BaseListVariable, ConstDictVariable, TensorVariable,
-                            NNModuleVariable)) or obj.has_unpack_var_sequence(self):
-            self.push(ListIteratorVariable(obj.unpack_var_sequence(self)))
-            return
-        unimplemented(f"iterating over {obj}")
-
-    def FOR_ITER(self, inst):
-        it = self.stack[-1]
-        item = it.next_variable(self)
-        if item is None:
-            if versions.this("END_FOR.pops") is None:
-                self.pop()  # 3.11: the iterator goes, the jump lands after the loop
-            else:  # 3.12+: the jump lands on END_FOR, which pops what CPython's FOR_ITER does
-                self.push(ConstantVariable(None))
-            self.jump(inst)
-        else:
-            self.push(item)
-
-    def END_FOR(self, inst):
-        self.popn(versions.this("END_FOR.pops"))
-
-    # ================================================================ with blocks
-    def BEFORE_WITH(self, inst):
-        ctx = self.pop()
-        if isinstance(ctx, UserDefinedObjectVariable) and all(
-                isinstance(getattr(type(ctx.value), m, None), types.FunctionType)
-                for m in ("__enter__", "__exit__")):  # a user class: both methods inlined
-            self.push(UserContextExitVariable(ctx))
-            self.push(UserMethodVariable(type(ctx.value).__enter__, ctx).call_function(
-                self, [], {}))
-            return
-        if not isinstance(ctx, GradModeVariable):
-            unimplemented(f"`with` on {ctx} (only grad-mode and user-class context managers "
-                          "are supported)")
-        self.push(WithExitFunctionVariable(ctx))
-        self.push(ctx.call_method(self, "__enter__", [], {}))
 
     # ================================================================ imports
     def IMPORT_NAME(self, inst):
