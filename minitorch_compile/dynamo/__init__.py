@@ -5,13 +5,15 @@ Mirrors ``torch/_dynamo``.  Read in this order:
 * ``eval_frame``       — ``mtc.compile``: the per-code-object cache and guard checks per call;
 * ``convert_frame``    — on a miss: trace, compile, generate guards and transformed bytecode;
 * ``symbolic_convert`` — the bytecode interpreter: its loop, the frame (and where its graph
-  breaks), inlined callees; ``opcodes`` (+ ``opcodes_calls``) — one handler method per opcode;
+  breaks), inlined callees; ``opcodes`` (+ ``opcodes_calls``, ``opcodes_control_flow``) — one
+  handler method per opcode; ``bytecode_flow`` — decoded instructions, reachability, liveness;
 * ``bytecode_versions`` — the one table of what differs between CPython 3.11, 3.12 and 3.13;
 * ``resume_execution`` — resume functions and the code that runs at a graph break;
 * ``symbolic_shapes`` — ``SymInt`` and the ``ShapeEnv`` (dynamic shapes);
 * ``variables/``       — one tracker class per kind of Python value;
 * ``source``, ``guards`` — where values come from, and what must stay true about them;
 * ``output_graph``, ``codegen`` — the graph being built, and the bytecode that calls it;
+  ``pgo`` — automatic dynamic: which inputs become symbols, from what earlier compiles saw;
   ``bytecode_analysis`` — the check every generated code object passes before it may run;
 * ``explain``, ``backends/``, ``_logging``.
 """

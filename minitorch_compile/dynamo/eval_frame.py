@@ -41,7 +41,7 @@ _disabled_depth = 0
 
 def reset() -> None:
     """Forget every compiled entry (``torch._dynamo.reset()``)."""
-    from .symbolic_convert import _INSTRUCTION_CACHE
+    from .bytecode_flow import _INSTRUCTION_CACHE
 
     _CACHE.clear()
     _FRAME_STATE.clear()
