@@ -13,7 +13,8 @@ in-place write through a view is seen by its base, as in torch.
 
 Nearly every method (``x.cos()``, ``x.sum(dim)``, ``x + y``) is generated from the op table and
 attached by ``_api.py``; this file holds what is not an op: properties, conversion, printing,
-``backward``.
+``backward``.  The autograd state (``requires_grad``, ``grad``, ``grad_fn``, the version
+counter, ``detach``) is the base class ``TensorAutogradState`` in ``_tensor_autograd.py``.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from . import _dtype
 from ._device import CPU, META, as_device
 from ._dtype import from_numpy_dtype
 from ._size import Size
+from ._tensor_autograd import TensorAutogradState
 
 # device type -> a function called with the array of every new tensor on that device
 # (``_device._register_device_module`` installs the device module's ``_track_storage``)
 _STORAGE_HOOKS: dict = {}
 
 
-class Tensor:
+class Tensor(TensorAutogradState):
     # class-level defaults keep tensor creation cheap: instances set only what differs
     _sym_shape = None  # symbolic sizes of a meta/fake tensor under dynamic shapes
     _requires_grad = False
@@ -204,97 +206,8 @@ class Tensor:
     def mT(self) -> Tensor:  # noqa: N802
         return self.transpose(-2, -1)
 
-    # ------------------------------------------------------------------ autograd state
-    @property
-    def grad_fn(self):
-        if self._view_chain is not None and self._vc[0] != self._view_version:
-            from .autograd.inplace import regenerate_view_grad_fn
-
-            regenerate_view_grad_fn(self)
-        return self._grad_fn
-
-    @grad_fn.setter
-    def grad_fn(self, node) -> None:
-        self._grad_fn = node
-
-    @property
-    def requires_grad(self) -> bool:
-        if self._view_chain is not None and self._vc[0] != self._view_version:
-            self.grad_fn  # a write to the base may have made this view require grad
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        if self.grad_fn is not None:
-            if not value:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to "
-                    "use a computed variable in a subgraph that doesn't require differentiation "
-                    "use var_no_grad = var.detach().")
-            return
-        self.requires_grad_(value)
-
-    @property
-    def grad(self) -> Tensor | None:
-        return self._grad
-
-    @grad.setter
-    def grad(self, value) -> None:
-        if value is not None:
-            from .autograd.graph import check_grad_assignment
-
-            check_grad_assignment(self, value)
-        self._grad = value
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if self.grad_fn is not None and not requires_grad:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
-        self._requires_grad = bool(requires_grad)
-        return self
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.grad_fn is None
-
-    @property
-    def _version(self) -> int:
-        vc = self._vc
-        return 0 if vc is None else vc[0]
-
-    def _get_vc(self) -> list:
-        if self._vc is None:
-            self._vc = [0]
-        return self._vc
-
-    def _bump_version(self) -> None:
-        self._get_vc()[0] += 1
-
-    def detach(self) -> Tensor:
-        """Same data, no history (a view: writes are shared, as in torch)."""
-        from .ops._ops import ops
-
-        return ops.aten.detach.default(self)
-
-    def detach_(self) -> Tensor:
-        if self._view_chain is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn = None
-        self._requires_grad = False
-        return self
-
-    def retain_grad(self) -> None:
-        if self.grad_fn is None:
-            return
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        self.grad_fn.retained[self._output_nr] = self
-
-    @property
-    def retains_grad(self) -> bool:
-        return self.grad_fn is not None and self.grad_fn.retained.get(self._output_nr) is self
-
+    # ------------------------------------------------------------------ autograd
+    # (requires_grad, grad, grad_fn, is_leaf, detach, retain_grad ...: _tensor_autograd.py)
     def register_hook(self, hook):
         """``hook(grad) -> grad | None`` runs when this tensor's gradient is computed."""
         from .autograd.graph import gradient_edge

@@ -1,0 +1,119 @@
+"""A tensor's autograd state: ``requires_grad``, ``grad``, ``grad_fn``, the version counter.
+
+torch keeps this per-tensor record in ``AutogradMeta`` (``torch/csrc/autograd/variable.h``)
+and exposes it to Python as the properties of ``torch/csrc/autograd/python_variable.cpp``
+(``grad``, ``grad_fn``, ``requires_grad``, ``is_leaf``, ``_version``, ``retains_grad``).
+Here it is ``TensorAutogradState``, a base class of ``Tensor`` (``_tensor.py``); the fields
+themselves are class-level defaults on ``Tensor`` (``_requires_grad``, ``_grad``, ``_grad_fn``,
+``_output_nr``, ``_vc`` …), so a tensor that never takes part in autograd stores none of them.
+
+Invariants:
+
+* a tensor with a ``grad_fn`` is not a leaf, and its ``requires_grad`` cannot be turned off;
+* only floating-point tensors can require gradients;
+* a view shares its base's version counter (``_vc``, a one-element list); every in-place write
+  bumps it.  A view whose base (or a sibling view) was written since it last looked has a stale
+  ``grad_fn``: reading ``grad_fn`` or ``requires_grad`` regenerates it from the base's
+  (``autograd/inplace.py``; torch's ``DifferentiableViewMeta::attr_version``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._tensor import Tensor
+
+
+class TensorAutogradState:
+    """The autograd properties and methods of ``Tensor`` (torch's ``AutogradMeta`` view)."""
+
+    @property
+    def grad_fn(self):
+        if self._view_chain is not None and self._vc[0] != self._view_version:
+            from .autograd.inplace import regenerate_view_grad_fn
+
+            regenerate_view_grad_fn(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+
+    @property
+    def requires_grad(self) -> bool:
+        if self._view_chain is not None and self._vc[0] != self._view_version:
+            self.grad_fn  # a write to the base may have made this view require grad
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return
+        self.requires_grad_(value)
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            from .autograd.graph import check_grad_assignment
+
+            check_grad_assignment(self, value)
+        self._grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    def _get_vc(self) -> list:
+        if self._vc is None:
+            self._vc = [0]
+        return self._vc
+
+    def _bump_version(self) -> None:
+        self._get_vc()[0] += 1
+
+    def detach(self) -> Tensor:
+        """Same data, no history (a view: writes are shared, as in torch)."""
+        from .ops._ops import ops
+
+        return ops.aten.detach.default(self)
+
+    def detach_(self) -> Tensor:
+        if self._view_chain is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        if self.grad_fn is None:
+            return
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        self.grad_fn.retained[self._output_nr] = self
+
+    @property
+    def retains_grad(self) -> bool:
+        return self.grad_fn is not None and self.grad_fn.retained.get(self._output_nr) is self
