@@ -214,3 +214,18 @@ def two(lib, *shape):
 
 def one(lib, *shape):
     return [(ramp(lib, *shape),)]
+
+
+def assert_mtc_counts(prog: Program, name: str, torch_table: dict, differs: dict) -> None:
+    """compiled == eager (inside ``mtc_vs_eager``), and mtc's counts are torch's from the
+    table — or the ``differs`` entry, whose reason says why not."""
+    expected = differs[name][0] if name in differs else torch_table[name]
+    assert mtc_vs_eager(prog).as_tuple(prog.ops) == expected
+
+
+def assert_torch_counts(prog: Program, name: str, torch_table: dict) -> None:
+    """The recorded table is what torch measures now (skips without torch)."""
+    import pytest
+
+    pytest.importorskip("torch")
+    assert torch_counts(prog).as_tuple(prog.ops) == torch_table[name]

@@ -10,7 +10,14 @@ counts are torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed),
 
 import pytest
 
-from .dynamo_fidelity import Program, mtc_vs_eager, one, ramp, torch_counts, two
+from .dynamo_fidelity import (
+    Program,
+    assert_mtc_counts,
+    assert_torch_counts,
+    one,
+    ramp,
+    two,
+)
 
 P = Program
 CLASSES = """
@@ -372,15 +379,10 @@ DIFFERS = {
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_compiled_equals_eager_with_torchs_counts(name):
-    prog = PROGRAMS[name]
-    counts = mtc_vs_eager(prog)
-    expected = DIFFERS[name][0] if name in DIFFERS else TORCH_COUNTS[name]
-    assert counts.as_tuple(prog.ops) == expected
+    assert_mtc_counts(PROGRAMS[name], name, TORCH_COUNTS, DIFFERS)
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_torch_counts_are_the_table(name):
-    pytest.importorskip("torch")
-    prog = PROGRAMS[name]
-    assert torch_counts(prog).as_tuple(prog.ops) == TORCH_COUNTS[name]
+    assert_torch_counts(PROGRAMS[name], name, TORCH_COUNTS)
