@@ -229,3 +229,22 @@ def assert_torch_counts(prog: Program, name: str, torch_table: dict) -> None:
 
     pytest.importorskip("torch")
     assert torch_counts(prog).as_tuple(prog.ops) == torch_table[name]
+
+
+def fidelity_tests(programs: dict, torch_table: dict, differs: dict | None = None):
+    """The two tests every fidelity file runs over its programs, for its module to bind:
+    compiled == eager with torch's counts (or ``differs``'), and the table is torch's now."""
+    import pytest
+
+    differs = {} if differs is None else differs
+
+    @pytest.mark.parametrize("name", sorted(programs))
+    def test_compiled_equals_eager_with_torchs_counts(name):
+        assert_mtc_counts(programs[name], name, torch_table, differs)
+
+    @pytest.mark.torch
+    @pytest.mark.parametrize("name", sorted(programs))
+    def test_torch_counts_are_the_table(name):
+        assert_torch_counts(programs[name], name, torch_table)
+
+    return test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table

@@ -10,12 +10,9 @@ counts are torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed),
 
 import sys
 
-import pytest
-
 from .dynamo_fidelity import (
     Program,
-    assert_mtc_counts,
-    assert_torch_counts,
+    fidelity_tests,
     one,
     ramp,
     two,
@@ -270,13 +267,5 @@ if sys.version_info >= (3, 12):
     # runs the frame eagerly
     DIFFERS["item_in_listcomp"] = ((0, 0, -1, ()), "a break inside an inlined comprehension")
 
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_compiled_equals_eager_with_torchs_counts(name):
-    assert_mtc_counts(PROGRAMS[name], name, TORCH_COUNTS, DIFFERS)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_torch_counts_are_the_table(name):
-    assert_torch_counts(PROGRAMS[name], name, TORCH_COUNTS)
+test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
+    fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)

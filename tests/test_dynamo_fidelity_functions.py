@@ -6,12 +6,10 @@ counts — graphs over all calls, explain's graphs and breaks, ops per graph —
 2.13 reports (``TORCH_COUNTS``, re-measured when torch is installed), except for ``DIFFERS``.
 """
 
-import pytest
 
 from .dynamo_fidelity import (
     Program,
-    assert_mtc_counts,
-    assert_torch_counts,
+    fidelity_tests,
     one,
     two,
 )
@@ -381,17 +379,5 @@ TORCH_COUNTS = {
     'list_slice_assignment': (1, 1, 0, (1,)),
 }
 
-# where mtc decides differently from torch 2.13 (values still agree): counts, and why
-DIFFERS = {
-}
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_compiled_equals_eager_with_torchs_counts(name):
-    assert_mtc_counts(PROGRAMS[name], name, TORCH_COUNTS, DIFFERS)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_torch_counts_are_the_table(name):
-    assert_torch_counts(PROGRAMS[name], name, TORCH_COUNTS)
+test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
+    fidelity_tests(PROGRAMS, TORCH_COUNTS)

@@ -8,12 +8,10 @@ counts are torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed),
 ``DIFFERS``.
 """
 
-import pytest
 
 from .dynamo_fidelity import (
     Program,
-    assert_mtc_counts,
-    assert_torch_counts,
+    fidelity_tests,
     one,
     ramp,
     two,
@@ -376,13 +374,5 @@ TORCH_COUNTS = {
 DIFFERS = {
 }
 
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_compiled_equals_eager_with_torchs_counts(name):
-    assert_mtc_counts(PROGRAMS[name], name, TORCH_COUNTS, DIFFERS)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_torch_counts_are_the_table(name):
-    assert_torch_counts(PROGRAMS[name], name, TORCH_COUNTS)
+test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
+    fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)

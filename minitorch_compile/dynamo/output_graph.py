@@ -33,7 +33,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .exc import Unsupported, unimplemented
-from .pgo import AutomaticDynamic, _nullctx
+from .pgo import AutomaticDynamic
 from .side_effects import SideEffects
 from .symbolic_scalars import (
     MATH_FNS,
@@ -180,9 +180,7 @@ class OutputGraph(AutomaticDynamic):
         sizes = tuple(sym.get(d, s) for d, s in enumerate(value._data.shape))
         self.guards.add("TENSOR_MATCH", source, value=(value, tuple(sym), sizes))
         name = source.placeholder_name()
-        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
-        with self.graph.inserting_before(first_op) if first_op is not None else _nullctx():
-            node = self.graph.placeholder(name)
+        node = self.new_placeholder(name)
         fake = self.fake_mode.from_tensor(value, sym)
         node.meta["example_value"] = fake
         node.meta["grapharg"] = source
@@ -190,6 +188,15 @@ class OutputGraph(AutomaticDynamic):
         vt = TensorVariable(node, fake, source, class_type=cls)
         self.graphargs.append(GraphArg(source, value, node, fake, vt))
         return vt
+
+    def new_placeholder(self, name: str):
+        """A placeholder after the existing ones (graph inputs come first, in the order they
+        were found), before the first op."""
+        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
+        if first_op is None:
+            return self.graph.placeholder(name)
+        with self.graph.inserting_before(first_op):
+            return self.graph.placeholder(name)
 
     # ---------------------------------------------------------------- nodes
     def example_of(self, vt):

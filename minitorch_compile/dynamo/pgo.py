@@ -13,24 +13,17 @@ code's *frame state*; the next compile of the same code compares against it:
 
 So a second size recompiles once, into a graph general enough for all later sizes.
 
-``AutomaticDynamic`` is a mixin of ``OutputGraph`` (whose ``graph``, ``guards``, ``shape_env``
-and ``frame_state`` it uses).  PyTorch keeps the frame state and the "did it change?" decision
-in ``torch/_dynamo/pgo.py`` (``FrameStateSizeEntry``, ``process_automatic_dynamic``) and
-applies it in ``torch/_dynamo/variables/builder.py`` when a graph input is wrapped.
+``AutomaticDynamic`` is a mixin of ``OutputGraph`` (whose ``graph``, ``guards``, ``shape_env``,
+``frame_state`` and ``new_placeholder`` it uses).  PyTorch keeps the frame state and the "did
+it change?" decision in ``torch/_dynamo/pgo.py`` (``FrameStateSizeEntry``,
+``process_automatic_dynamic``) and applies it in ``torch/_dynamo/variables/builder.py`` when a
+graph input is wrapped.
 """
 
 from __future__ import annotations
 
 from .._tensor import Tensor
 from .variables.tensor import SymNodeVariable, TensorVariable
-
-
-class _nullctx:  # the `with` when there is no first op to insert before
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _same_float(a, b) -> bool:
@@ -83,9 +76,7 @@ class AutomaticDynamic:
             return None
         self.guards.add("TYPE_MATCH", source, value=value)
         name = source.placeholder_name()
-        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
-        with self.graph.inserting_before(first_op) if first_op is not None else _nullctx():
-            node = self.graph.placeholder(name)
+        node = self.new_placeholder(name)
         sym = self.shape_env.create_int_symbol(source.name(), value)
         node.meta["example_value"] = sym
         node.meta["grapharg"] = source
@@ -114,9 +105,7 @@ class AutomaticDynamic:
         self.guards.add("TYPE_MATCH", source, value=value)
         wrapped = FloatTensorSource(source)
         example = _float_tensor(value)
-        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
-        with self.graph.inserting_before(first_op) if first_op is not None else _nullctx():
-            node = self.graph.placeholder(source.placeholder_name())
+        node = self.new_placeholder(source.placeholder_name())
         fake = self.fake_mode.from_tensor(example)
         node.meta["example_value"] = fake
         node.meta["grapharg"] = source
