@@ -11,6 +11,14 @@ index expression as the producer's write can take the value from the producer's 
     tmp0 = ops.load(arg0_1, 4*i0 + i1)
     tmp1 = ops.cos(tmp0)
     return tmp1
+
+Indirect indexing (``x[idx]``, ``gather``, ``embedding``): ``ops.indirect_indexing(value, size,
+wrap_neg, check)`` turns a loaded index *value* into an index *variable* ``indirect0`` that
+later load indices use (``ops.load(arg0_1, 16*indirect0 + i1)``) — an index that is not an
+affine function of the loop variables, so no consumer of such a read fuses with the buffer's
+producer (``index mismatch``).  ``ops.index_expr(index, dtype)`` is the opposite: an index
+expression as a value (``select_scatter``'s ``i1 == 3``); its expressions are recorded too,
+since the code generator must not merge loop dims they tell apart.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ class ReadWrites:
     reads: set = field(default_factory=set)
     writes: set = field(default_factory=set)
     op_counts: dict = field(default_factory=dict)
+    index_exprs: set = field(default_factory=set)  # the Affines of ``ops.index_expr``
 
     @property
     def read_names(self) -> set:
@@ -54,6 +63,15 @@ class RecordLoadStore:
     def store(self, name, index, value):
         self.rw.writes.add(MemoryDep(name, index))
         return None
+
+    def indirect_indexing(self, value, size, wrap_neg=True, check="index", dim=0):
+        self.rw.op_counts["indirect_indexing"] = self.rw.op_counts.get(
+            "indirect_indexing", 0) + 1
+        return Affine.var(f"indirect{self.rw.op_counts['indirect_indexing'] - 1}")
+
+    def index_expr(self, index, dtype):
+        self.rw.index_exprs.add(index)
+        return "value"
 
     def __getattr__(self, name):
         counts = self.rw.op_counts
@@ -91,6 +109,7 @@ class PrintHandler:
     def __init__(self):
         self.lines: list = []
         self._cache: dict = {}
+        self._indirect = 0
 
     def _emit(self, text: str) -> str:
         hit = self._cache.get(text)
@@ -118,6 +137,20 @@ class PrintHandler:
 
     def kernel(self, op, dtype, *args):
         return self._emit(f"ops.kernel({op}, {', '.join(map(repr_arg, args))})")
+
+    def indirect_indexing(self, value, size, wrap_neg=True, check="index", dim=0):
+        """``indirect0 = ops.indirect_indexing(tmp0, 64, ...)``: the variable, not a tmp."""
+        text = (f"ops.indirect_indexing({value}, {size}, wrap_neg={wrap_neg}, "
+                f"check={check!r})")
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._cache[text] = f"indirect{self._indirect}"
+            self._indirect += 1
+            self.lines.append(f"{hit} = {text}")
+        return Affine.var(hit)
+
+    def index_expr(self, index, dtype):
+        return self._emit(f"ops.index_expr({index}, {dtype})")
 
     def __getattr__(self, name):
         def op(*args):

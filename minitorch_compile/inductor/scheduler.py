@@ -80,6 +80,7 @@ class SchedulerNode:
             self.frame = (tuple(data.ranges), ())
         self.read_names = extract_read_writes(data).read_names
         self._deps: dict = {}
+        self._index_exprs: dict = {}
         # a pointwise node whose sizes read both ways in a square frame (R + RR == RR + R) is
         # laid out kept-dims-first unless the CPU kernel finds it reads its inputs as the
         # group's reduction does reduced-dims-first (``codegen/cpu.py``, ``_orient_square``)
@@ -117,7 +118,13 @@ class SchedulerNode:
             rw = extract_read_writes(self.node.data, index, rindex)
             write = self.node.layout.make_indexer()(index)
             self._deps[key] = (rw.reads, write)
+            self._index_exprs[key] = rw.index_exprs
         return self._deps[key]
+
+    def index_exprs(self, frame) -> set:
+        """The expressions of the body's ``ops.index_expr`` calls over ``frame``."""
+        self.deps(frame)
+        return self._index_exprs[(frame, self.rfirst)]
 
     def body_str(self, frame) -> str:
         """The body in the frame's variables (``x*`` kept, ``r*`` reduced), as the kernel

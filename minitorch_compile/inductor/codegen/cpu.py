@@ -53,6 +53,16 @@ from ..sizevars import is_symbolic
 from ..virtualized import V
 from .common import Value, const_repr, np_dtype
 from .cpp_utils import Instr, _finish
+from .cpu_indirect import (
+    ARG_REDUCTIONS,
+    arg_reduction,
+    has_arg_reduction,
+    index_expr,
+    indirect_indexing,
+    indirect_load,
+    is_indirect,
+    whole_arg_reduction,
+)
 from .simd import Frame, _orient_square, _row_broadcast, rewrite, simplify_frame
 
 __all__ = ["Instr", "NumpyKernel", "NumpyKernelHandler", "_finish"]  # npu.py builds on these
@@ -137,6 +147,12 @@ class NumpyKernelHandler:
     def reduction(self, dtype, src_dtype, reduction_type, value):
         return self.k.reduction(self, np_dtype(dtype), reduction_type, self.lit(value))
 
+    def indirect_indexing(self, value, size, wrap_neg=True, check="index", dim=0):
+        return indirect_indexing(self.k, self, self.lit(value), size, wrap_neg, check, dim)
+
+    def index_expr(self, index, dtype):
+        return index_expr(self.k, self, index, np_dtype(dtype))
+
     # ---------------------------------------------------------------- ops
     def constant(self, value, dtype):
         d = np_dtype(dtype)
@@ -196,15 +212,19 @@ class NumpyKernel:
             exprs += [d.index for d in reads if d.name not in written]
             if n.name in materialized:
                 exprs.append(write)
+            exprs += n.index_exprs(frame)  # ops.index_expr: dims it tells apart stay apart
             written.add(n.name)
         self.frame, self.rules = simplify_frame(frame, exprs)
-        if self._reduction_outer(frame, [rewrite(e, self.rules) for e in exprs]):
+        if self._reduction_outer(frame, [rewrite(e, self.rules) for e in exprs]) and \
+                not has_arg_reduction(group):
             fr = self.frame
             order = [k for k, r in enumerate(fr.reduce) if r] + \
                     [k for k, r in enumerate(fr.reduce) if not r]
             self.frame = Frame([fr.names[k] for k in order], [fr.sizes[k] for k in order],
                                [fr.reduce[k] for k in order])
+        self.frame = whole_arg_reduction(group, self.frame)  # argmax: never split
         self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
+        self.indirect: dict = {}  # cpu_indirect: indirect variable -> (index tile, size)
         self.values: dict = {}  # buffer name -> its tile Value
         self.views: dict = {}  # (buffer, index) -> view number
         self.view_lines: list = []
@@ -264,6 +284,8 @@ class NumpyKernel:
         return f"{prefix}{k}", flags
 
     def load(self, h, name, index):
+        if is_indirect(index):  # x[idx]: a gather from the tile's index values
+            return indirect_load(self, h, name, index)
         if name in self.values:
             return self.values[name]
         view, flags = self._view(name, index, "v")
@@ -305,6 +327,8 @@ class NumpyKernel:
             v = h.new(f"{{out}} = np.broadcast_to({{0}}, ({shape},))", [v],
                       tuple(f or r for f, r in zip(v.flags, fr.reduce)), v.dtype, temp=False)
         flags = tuple(f and not r for f, r in zip(v.flags, fr.reduce))
+        if rtype in ARG_REDUCTIONS:
+            return arg_reduction(h, rtype, v, rdims, flags)
         red = h.new(f"{REDUCE_UFUNC[rtype]}.reduce({{0}}, axis={tuple(rdims)}, keepdims=True, "
                     "out={out})", [v], flags, dt)
         if not self.split:

@@ -63,6 +63,7 @@ from minitorch_compile.inductor.allocator import empty_cpu
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
 """
+INDIRECT_HEADER = "from minitorch_compile.inductor.runtime import check_indices, iota"
 
 
 @dataclass
@@ -185,6 +186,8 @@ class WrapperCodeGen:
                     self.plan.freed.append(name)
         inputs = g.graph_input_names
         lines = [self.header]
+        if any("check_indices(" in src or "iota(" in src for src in kernel_src):
+            lines.append(INDIRECT_HEADER)  # kernels that index indirectly (cpu_indirect.py)
         for op, ref in self.kernel_refs.items():
             lines.append(f"{ref} = eager_kernel(mtc.ops.{op.namespace}.{op.name}."
                          f"{op.overload_name})")
