@@ -110,12 +110,14 @@ class PrintHandler:
         self.lines: list = []
         self._cache: dict = {}
         self._indirect = 0
+        self._tmps = 0
 
     def _emit(self, text: str) -> str:
         hit = self._cache.get(text)
         if hit is not None:
             return hit
-        name = f"tmp{len(self.lines)}"
+        name = f"tmp{self._tmps}"
+        self._tmps += 1
         self.lines.append(f"{name} = {text}")
         self._cache[text] = name
         return name
