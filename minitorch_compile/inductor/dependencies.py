@@ -60,7 +60,7 @@ class RecordLoadStore:
         self.rw.reads.add(MemoryDep(name, index))
         return "value"
 
-    def store(self, name, index, value):
+    def store(self, name, index, value, mode=None):
         self.rw.writes.add(MemoryDep(name, index))
         return None
 
@@ -95,6 +95,8 @@ def extract_read_writes(loops, index=None, rindex=None) -> ReadWrites:
             loops.inner_fn(idx, r)
         else:
             loops.inner_fn(idx)
+            if getattr(loops, "output_indexer", None) is not None:  # a Scatter's index reads
+                loops.output_indexer(idx)
     return h.rw
 
 
@@ -125,8 +127,9 @@ class PrintHandler:
     def load(self, name, index):
         return self._emit(f"ops.load({name}, {index})")
 
-    def store(self, name, index, value):
-        self.lines.append(f"ops.store({name}, {index}, {value})")
+    def store(self, name, index, value, mode=None):
+        extra = f", mode={mode!r}" if mode else ""
+        self.lines.append(f"ops.store({name}, {index}, {value}{extra})")
 
     def constant(self, value, dtype):
         return self._emit(f"ops.constant({value!r}, {dtype})")

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from .. import _dtype
 from ..ops.table import wrap_dim
-from .ir import Affine, Pointwise, Reduction, TensorBox
+from .ir import Affine, ComputedBuffer, Pointwise, Reduction, Scatter, TensorBox
 from .lowering import _aten, _cast, _origins, broadcast_loader, make_pointwise, register_lowering
-from .sizevars import as_sizes, is_symbolic
-from .view_lowerings import unsqueeze
+from .sizevars import is_symbolic
+from .view_lowerings import copy, unsqueeze
 from .virtualized import V, ops
 
 _INDEX_DTYPES = (_dtype.int64, _dtype.int32)
@@ -105,41 +105,120 @@ def gather(x, dim, index, sparse_grad=False):
     return _gathered(x, index.get_size(), body)
 
 
-@register_lowering(_aten("index", "Tensor"))
-def index(x, indices):
+class _AdvancedIndex:
     """``x[i0, :, i2]`` with integer index tensors (broadcast together): the indexed dims
     become the broadcast shape — in place when they are adjacent, else in front (numpy's and
-    torch's rule).  A boolean mask (data-dependent size) stays a fallback."""
-    _cpu_only("index")
-    size = list(x.get_size())
-    indices = list(indices) + [None] * (len(size) - len(indices))
-    tensors = [t for t in indices if t is not None]
-    for t in tensors:
-        _check_index("index", t)
-    where = [k for k, t in enumerate(indices) if t is not None]
-    if not where:
-        raise NotImplementedError("index: no index tensor")
-    out = as_sizes(V.graph.current_meta().shape)
-    from ..ops.table import broadcast_shapes
+    torch's rule).  ``positions(idx)`` maps an index of the result to one of ``x`` (indirect
+    variables in the indexed dims)."""
 
-    bshape = broadcast_shapes(*[tuple(t.get_size()) for t in tensors])
-    adjacent = where[-1] - where[0] == len(where) - 1
-    start = where[0] if adjacent else 0  # where the broadcast dims sit in the output
-    loaders = {k: broadcast_loader(indices[k], bshape) for k in where}
+    def __init__(self, what, size, indices):
+        _cpu_only(what)
+        self.size = list(size)
+        self.indices = list(indices) + [None] * (len(size) - len(indices))
+        where = [k for k, t in enumerate(self.indices) if t is not None]
+        if not where:
+            raise NotImplementedError(f"{what}: no index tensor")
+        for k in where:
+            _check_index(what, self.indices[k])
+        from ..ops.table import broadcast_shapes
+
+        self.bshape = broadcast_shapes(*[tuple(self.indices[k].get_size()) for k in where])
+        self.start = where[0] if where[-1] - where[0] == len(where) - 1 else 0
+        self.loaders = {k: broadcast_loader(self.indices[k], self.bshape) for k in where}
+        kept = [s for t, s in zip(self.indices, self.size) if t is None]
+        self.out_size = tuple(kept[:self.start]) + tuple(self.bshape) + \
+            tuple(kept[self.start:])
+
+    def positions(self, idx) -> list:
+        nb = len(self.bshape)
+        b = idx[self.start:self.start + nb]
+        kept = iter(list(idx[:self.start]) + list(idx[self.start + nb:]))
+        return [next(kept) if t is None else
+                ops.indirect_indexing(self.loaders[k](b), self.size[k], True, "index", k)
+                for k, t in enumerate(self.indices)]
+
+
+@register_lowering(_aten("index", "Tensor"))
+def index(x, indices):
+    """``x[indices]``: a gather at the advanced index's positions.  A boolean mask
+    (data-dependent size) is no int tensor: it stays a fallback."""
+    adv = _AdvancedIndex("index", x.get_size(), indices)
     xload = x.make_loader()
-    nb = len(bshape)
+    return _gathered(x, adv.out_size, lambda idx: xload(adv.positions(idx)))
+
+
+@register_lowering(_aten("index_put"))
+def index_put(x, indices, values, accumulate=False):
+    """``x[indices] = values`` (``+=`` with ``accumulate``): a copy of ``x`` (a kernel that
+    computes ``x``'s recipe straight into the new buffer), then a ``Scatter`` over the
+    indexing result's shape that stores the values at the indirect positions into it, in
+    place — the values and the indices inline into the scatter's body (torch's
+    ``index_put_impl_`` lowering)."""
+    adv = _AdvancedIndex("index_put", x.get_size(), indices)
+    if not isinstance(values, TensorBox):
+        raise NotImplementedError("index_put: values are not a tensor")
+    vload = broadcast_loader(values, adv.out_size)
+    return _scatter(copy(x), adv.out_size, lambda idx: _cast(vload(idx), values.dtype, x.dtype),
+                    adv.positions, accumulate, x, values)
+
+
+def _scatter(base: TensorBox, ranges, body, positions, accumulate: bool, *inputs):
+    """``base`` (realized here) with ``body(idx)`` stored at ``positions(idx)`` — a list of
+    ``base``'s dims with indirect variables — for every ``idx`` in ``ranges``, in place."""
+    base.realize()
+    buf0 = base.storage().data
+    indexer = buf0.layout.make_indexer()
+    scatter = Scatter(buf0.get_dtype(), body, tuple(ranges), _origins(*inputs),
+                      lambda idx: indexer(positions(idx)), buf0.name,
+                      "atomic_add" if accumulate else None)
+    buf = ComputedBuffer(V.graph.new_buffer_name(), buf0.layout, set(scatter.origins), scatter)
+    V.graph.register_buffer(buf)
+    return TensorBox.create(buf)
+
+
+@register_lowering(_aten("scatter_add"))
+def scatter_add(x, dim, index, src):
+    """``out = x.clone(); out[i with i_dim -> index[i]] += src[i]`` (``gather``'s backward)."""
+    _cpu_only("scatter_add")
+    _check_index("scatter_add", index)
+    size = list(x.get_size())
+    if not size or len(index.get_size()) != len(size) or len(src.get_size()) != len(size):
+        raise NotImplementedError("scatter_add of 0-d tensors")
+    d = wrap_dim(dim, len(size))
+    iload, sload = index.make_loader(), src.make_loader()
+
+    def positions(idx):
+        pos = ops.indirect_indexing(iload(idx), size[d], False, "gather", d)
+        return list(idx[:d]) + [pos] + list(idx[d + 1:])
+    return _scatter(copy(x), index.get_size(), lambda idx: sload(idx), positions, True,
+                    x, index, src)
+
+
+@register_lowering(_aten("embedding_dense_backward"))
+def embedding_dense_backward(grad, indices, num_weights, padding_idx):
+    """Zeros of the weight's shape, each gradient row added at its index's row
+    (``padding_idx``'s rows add nothing)."""
+    _cpu_only("embedding_dense_backward")
+    _check_index("embedding_dense_backward", indices)
+    from .sizevars import from_sym_int
+
+    rows, cols = from_sym_int(num_weights), grad.get_size()[-1]
+    n = len(indices.get_size())
+    iload, gload = indices.make_loader(), grad.make_loader()
+    dtype = grad.dtype
 
     def body(idx):
-        b = idx[start:start + nb]
-        kept = iter(list(idx[:start]) + list(idx[start + nb:]))
-        full = []
-        for k, t in enumerate(indices):
-            if t is None:
-                full.append(next(kept))
-            else:
-                full.append(ops.indirect_indexing(loaders[k](b), size[k], True, "index", k))
-        return xload(full)
-    return _gathered(x, out, body)
+        g = gload(idx)
+        if isinstance(padding_idx, int) and padding_idx >= 0:
+            pad = ops.equal(iload(idx[:n]), ops.constant(padding_idx, indices.dtype))
+            g = ops.where(pad, ops.constant(0, dtype), g)
+        return g
+
+    def positions(idx):
+        return [ops.indirect_indexing(iload(idx[:n]), rows, False, "embedding", 0), idx[n]]
+    zeros = make_pointwise(lambda: ops.constant(0, dtype), [], dtype, (rows, cols))
+    return _scatter(zeros, tuple(indices.get_size()) + (cols,), body, positions, True,
+                    grad, indices)
 
 
 # --------------------------------------------------------------------------- index values
@@ -203,4 +282,5 @@ def _arg_reduction(kind: str):
 register_lowering(_aten("argmax"))(_arg_reduction("argmax"))
 register_lowering(_aten("argmin"))(_arg_reduction("argmin"))
 
-__all__ = ["Affine", "embedding", "gather", "index", "index_select", "select_scatter"]
+__all__ = ["Affine", "embedding", "embedding_dense_backward", "gather", "index", "index_put",
+           "index_select", "scatter_add", "select_scatter"]

@@ -188,3 +188,13 @@ def iota(const, terms, ndim: int, dtype=np.int64) -> np.ndarray:
         shape[axis] = hi - lo
         out = out + np.arange(lo, hi, dtype=np.int64).reshape(shape) * coef
     return out.astype(dtype, copy=False)
+
+
+def scatter_store(target: np.ndarray, indices: tuple, values, accumulate: bool) -> None:
+    """``target[indices] = values`` (``np.add.at`` when ``accumulate``: repeated indices add
+    up), every index array and the values broadcast together first (``index_put``)."""
+    *idx, v = np.broadcast_arrays(*indices, np.asarray(values))
+    if accumulate:
+        np.add.at(target, tuple(idx), v)
+    else:
+        target[tuple(idx)] = v

@@ -60,8 +60,9 @@ from .cpu_indirect import (
     index_expr,
     indirect_indexing,
     indirect_load,
+    indirect_store,
     is_indirect,
-    whole_arg_reduction,
+    whole_frame,
 )
 from .simd import Frame, _orient_square, _row_broadcast, rewrite, simplify_frame
 
@@ -141,7 +142,9 @@ class NumpyKernelHandler:
     def load(self, name, index):
         return self.k.load(self, name, index)
 
-    def store(self, name, index, value):
+    def store(self, name, index, value, mode=None):
+        if is_indirect(index):  # index_put / scatter: into the mutated buffer, in place
+            return indirect_store(self.k, self, name, index, self.lit(value), mode)
         self.k.store(self, name, index, self.lit(value))
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
@@ -222,7 +225,7 @@ class NumpyKernel:
                     [k for k, r in enumerate(fr.reduce) if not r]
             self.frame = Frame([fr.names[k] for k in order], [fr.sizes[k] for k in order],
                                [fr.reduce[k] for k in order])
-        self.frame = whole_arg_reduction(group, self.frame)  # argmax: never split
+        self.frame = whole_frame(group, self.frame)  # argmax, scatter: one tile, one thread
         self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
         self.indirect: dict = {}  # cpu_indirect: indirect variable -> (index tile, size)
         self.values: dict = {}  # buffer name -> its tile Value

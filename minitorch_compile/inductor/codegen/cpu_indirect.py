@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from ..sizevars import Affine
 from .common import Value, const_repr, np_dtype
+from .cpp_utils import Instr
 from .simd import Frame, rewrite
 
 IND = "indirect"
@@ -99,24 +100,44 @@ def index_expr(k, h, index, dtype: str):
                  key=("index_expr", expr, dtype, h.final) + tuple(map(id, args)), temp=False)
 
 
+def _indirect_view(k, name, index) -> tuple:
+    """(view name, frame coefs, [(indirect var, coef)], walked dims, index tiles): the view
+    of ``name`` with one axis per indirect variable, then one per frame dim ``index`` walks."""
+    expr = rewrite(index, k.rules)
+    fcoefs, inds = _split(k, expr)
+    fr = k.frame
+    walked = [d for d, c in enumerate(fcoefs) if c != 0]
+    shape = [k.indirect[v][1] for v, _ in inds] + [fr.sizes[d] for d in walked]
+    strides = [c for _, c in inds] + [fcoefs[d] for d in walked]
+    vkey = ("gather", name, tuple(shape), tuple(strides), expr.const)
+    if vkey not in k.views:
+        k.views[vkey] = len(k.views)
+        code = k.module.view_code(k._arg(name), k.module.buffer(name), tuple(shape),
+                                  tuple(strides), expr.const)
+        k.view_lines.append(f"g{k.views[vkey]} = {code}")
+    return f"g{k.views[vkey]}", fcoefs, inds, walked, [k.indirect[v][0] for v, _ in inds]
+
+
+def indirect_store(k, h, name, index, value, mode):
+    """``index_put``: the tile's values stored (``mode="atomic_add"``: added with
+    ``np.add.at``, so repeated indices accumulate) through index arrays broadcast together —
+    the kernel runs as one tile on one thread (``whole_frame``), so no two threads write."""
+    k.values[name] = value
+    view, fcoefs, inds, walked, tiles = _indirect_view(k, name, index)
+    grids = [index_expr(k, h, Affine.var(k.frame.names[d]), "intp") for d in walked]
+    args = tiles + grids + [value]
+    sel = "".join(f"{{{j}}}, " for j in range(len(args) - 1))
+    h.instrs.append(Instr(None, f"scatter_store({view}, ({sel}), {{{len(args) - 1}}}, "
+                                f"{mode == 'atomic_add'!r})", args))
+
+
 def indirect_load(k, h, name, index):
     """A load at an index with indirect variables: one numpy gather per tile."""
     if name in k.values:
         raise NotImplementedError(f"an indirect read of {name}, computed in this kernel")
-    expr = rewrite(index, k.rules)
-    fcoefs, inds = _split(k, expr)
+    view, fcoefs, inds, walked, tiles = _indirect_view(k, name, index)
     fr = k.frame
-    tiles = [k.indirect[v][0] for v, _ in inds]
-    walked = [d for d, c in enumerate(fcoefs) if c != 0]
-    shape = [k.indirect[v][1] for v, _ in inds] + [fr.sizes[d] for d in walked]
-    strides = [c for _, c in inds] + [fcoefs[d] for d in walked]
     buf = k.module.buffer(name)
-    vkey = ("gather", name, tuple(shape), tuple(strides), expr.const)
-    if vkey not in k.views:
-        k.views[vkey] = len(k.views)
-        code = k.module.view_code(k._arg(name), buf, tuple(shape), tuple(strides), expr.const)
-        k.view_lines.append(f"g{k.views[vkey]} = {code}")
-    view = f"g{k.views[vkey]}"
     iflags = h.flags(tiles)
     flags = tuple(f or c != 0 for f, c in zip(iflags, fcoefs))
     dtype = np_dtype(buf.get_dtype())
@@ -149,11 +170,16 @@ def has_arg_reduction(group) -> bool:
                for n in group.nodes)
 
 
-def whole_arg_reduction(group, frame: Frame) -> Frame:
-    """A group that reduces everything (its frame starts with a reduced dim, so its tiles
-    would cut the reduction) and holds an ``argmax`` gets a leading size-1 kept dim: one tile,
-    the whole reduction in it (a (value, index) pair per partial would be torch's way)."""
-    if not frame.reduce[0] or not has_arg_reduction(group):
+def has_scatter(group) -> bool:
+    return any(getattr(n.node.data, "output_indexer", None) is not None for n in group.nodes)
+
+
+def whole_frame(group, frame: Frame) -> Frame:
+    """A leading size-1 kept dim, so the kernel is one tile on one thread, for a group that
+    scatters (threads would race in ``np.add.at``) or that reduces everything (its frame starts
+    with a reduced dim, so tiles would cut the reduction) with an ``argmax`` (a (value, index)
+    pair per partial would be torch's way)."""
+    if not has_scatter(group) and not (frame.reduce[0] and has_arg_reduction(group)):
         return frame
     return Frame(["xa_"] + frame.names, [1] + frame.sizes, [False] + frame.reduce)
 
@@ -174,4 +200,4 @@ def arg_reduction(h, rtype: str, v, rdims: list, flags: tuple):
 
 
 __all__ = ["ARG_REDUCTIONS", "arg_reduction", "has_arg_reduction", "index_expr",
-           "indirect_indexing", "indirect_load", "is_indirect", "whole_arg_reduction"]
+           "indirect_indexing", "indirect_load", "indirect_store", "is_indirect", "whole_frame"]

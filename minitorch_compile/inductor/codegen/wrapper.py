@@ -45,6 +45,7 @@ from ..ir import (
     ExternKernel,
     InputBuffer,
     MultiOutput,
+    Scatter,
     TensorBox,
     contiguous_strides,
     numel,
@@ -63,7 +64,8 @@ from minitorch_compile.inductor.allocator import empty_cpu
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
 """
-INDIRECT_HEADER = "from minitorch_compile.inductor.runtime import check_indices, iota"
+INDIRECT_HEADER = ("from minitorch_compile.inductor.runtime import check_indices, iota, "
+                   "scatter_store")
 
 
 @dataclass
@@ -113,7 +115,8 @@ class WrapperCodeGen:
         outputs = [strided_view(o) if isinstance(o, TensorBox) else None
                    for o in g.graph_outputs]
         pinned = {o[0].name for o in outputs if o is not None} | set(g.graph_inputs) | \
-            set(g.constants)
+            set(g.constants) | {b.data.mutated for b in g.buffers  # its memory lives on
+                                if isinstance(getattr(b, "data", None), Scatter)}
         step_of: dict = {}  # buffer -> group that writes it
         readers: dict = {}
         for k, grp in enumerate(sched.groups):
@@ -139,6 +142,10 @@ class WrapperCodeGen:
             writes = [n.name for n in grp.nodes if n.name in materialized]
             for name in writes:
                 buf = self.buffer(name)
+                if isinstance(getattr(buf, "data", None), Scatter):  # index_put: in place
+                    call.append(f"{name} = {buf.data.mutated}  # written in place")
+                    live[name] = 0
+                    continue
                 if isinstance(buf, (MultiOutput,)) or isinstance(buf, ExternKernel) and \
                         buf.kernel == "fallback":
                     live[name] = hint(_nbytes(buf))
@@ -186,7 +193,8 @@ class WrapperCodeGen:
                     self.plan.freed.append(name)
         inputs = g.graph_input_names
         lines = [self.header]
-        if any("check_indices(" in src or "iota(" in src for src in kernel_src):
+        if any(f in src for src in kernel_src
+               for f in ("check_indices(", "iota(", "scatter_store(")):
             lines.append(INDIRECT_HEADER)  # kernels that index indirectly (cpu_indirect.py)
         for op, ref in self.kernel_refs.items():
             lines.append(f"{ref} = eager_kernel(mtc.ops.{op.namespace}.{op.name}."
