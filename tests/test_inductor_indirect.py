@@ -149,6 +149,28 @@ def test_index_put(key, accumulate):
     assert any("index_put" in n for n in names)
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_hypothesis_index_put(data):
+    """Indexed dims anywhere (``a[:, i] = v`` walks a dim before the indexed one), values
+    broadcast, repeated indices with ``accumulate``."""
+    shape = data.draw(st.lists(st.integers(2, 5), min_size=2, max_size=3))
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    accumulate = data.draw(st.booleans())
+    k = data.draw(st.integers(1, 4))
+    idx = RNG.integers(-shape[dim], shape[dim], k) if accumulate else \
+        RNG.permutation(shape[dim])[:k]
+    target = list(shape)
+    target[dim] = len(idx)
+    vshape = target[data.draw(st.integers(0, len(target) - 1)):]
+    a = RNG.standard_normal(shape).astype(np.float32)
+    v = RNG.standard_normal(vshape).astype(np.float32)
+
+    def fn(a, v, i):
+        return (a + 1).index_put([None] * dim + [i], v * 3, accumulate) * 2
+    compiled_vs_eager(fn, _t(a, True), _t(v, True), _t(idx), backward=True)
+
+
 def test_index_put1_fuses_its_inputs_into_the_scatter():
     """torch's ``test_index_put1`` (3 kernels in torch; 4 when this was a fallback): the
     copies fuse horizontally, ``b + 1`` and ``c + 1`` inline into the scatter."""

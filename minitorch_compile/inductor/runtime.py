@@ -190,11 +190,21 @@ def iota(const, terms, ndim: int, dtype=np.int64) -> np.ndarray:
     return out.astype(dtype, copy=False)
 
 
-def scatter_store(target: np.ndarray, indices: tuple, values, accumulate: bool) -> None:
+def scatter_store(target: np.ndarray, indices: tuple, values, accumulate: bool,
+                  tile: tuple | None = None, tail: tuple | None = None) -> None:
     """``target[indices] = values`` (``np.add.at`` when ``accumulate``: repeated indices add
-    up), every index array and the values broadcast together first (``index_put``)."""
-    *idx, v = np.broadcast_arrays(*indices, np.asarray(values))
-    if accumulate:
-        np.add.at(target, tuple(idx), v)
+    up), every index array and the values broadcast together first (``index_put``).
+
+    With ``tile`` (the kernel's tile shape) and ``tail`` (the sizes of ``target``'s trailing
+    axes the indices leave whole), the indices select whole rows: they are flattened, and the
+    values, broadcast to the tile, reshaped to ``(rows,) + tail`` — numpy's fast row path."""
+    if tile is not None:
+        idx = tuple(i.reshape(-1) for i in np.broadcast_arrays(*indices))
+        v = np.broadcast_to(np.asarray(values), tile).reshape((-1,) + tuple(tail))
     else:
-        target[tuple(idx)] = v
+        *idx, v = np.broadcast_arrays(*indices, np.asarray(values))
+        idx = tuple(idx)
+    if accumulate:
+        np.add.at(target, idx, v)
+    else:
+        target[idx] = v

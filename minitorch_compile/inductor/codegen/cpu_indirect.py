@@ -124,11 +124,25 @@ def indirect_store(k, h, name, index, value, mode):
     the kernel runs as one tile on one thread (``whole_frame``), so no two threads write."""
     k.values[name] = value
     view, fcoefs, inds, walked, tiles = _indirect_view(k, name, index)
+    acc = mode == "atomic_add"
+    varying = [d for d, f in enumerate(h.flags(tiles)) if f]
+    covered = set(varying) | set(walked)
+    if not set(varying) & set(walked) and all(d in covered for d, f in
+                                              enumerate(value.flags) if f) and \
+            (not varying or not walked or max(varying) < min(walked)):
+        # the index tiles select rows along the leading axes, the rest are whole rows
+        sel = "".join(f"{{{j}}}, " for j in range(len(tiles)))
+        tile = ", ".join(_tile_len(k, h, d) if d in covered else "1"
+                         for d in range(len(k.frame.sizes)))
+        tail = "".join(f"{const_repr(k.frame.sizes[d])}, " for d in walked)
+        h.instrs.append(Instr(None, f"scatter_store({view}, ({sel}), {{{len(tiles)}}}, {acc!r}, "
+                                    f"({tile},), ({tail}))", tiles + [value]))
+        return
     grids = [index_expr(k, h, Affine.var(k.frame.names[d]), "intp") for d in walked]
     args = tiles + grids + [value]
     sel = "".join(f"{{{j}}}, " for j in range(len(args) - 1))
-    h.instrs.append(Instr(None, f"scatter_store({view}, ({sel}), {{{len(args) - 1}}}, "
-                                f"{mode == 'atomic_add'!r})", args))
+    h.instrs.append(Instr(None, f"scatter_store({view}, ({sel}), {{{len(args) - 1}}}, {acc!r})",
+                          args))
 
 
 def indirect_load(k, h, name, index):
