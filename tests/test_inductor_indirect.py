@@ -31,7 +31,7 @@ def _t(a, grad=False):
 LOWERED = {f"aten.{op}" for op in ("embedding.default", "gather.default", "index.Tensor",
                                    "index_select.default", "select_scatter.default",
                                    "argmax.default", "argmin.default", "index_put.default",
-                                   "scatter_add.default",
+                                   "scatter_add.default", "cat.default",
                                    "embedding_dense_backward.default")}
 
 
@@ -202,6 +202,40 @@ def test_embedding_backward_is_a_scatter_add(padding_idx):
     names = compiled_vs_eager(lambda i, w: F.embedding(i, w, padding_idx).tanh(), idx,
                               _t(W, True), backward=True)
     assert any("embedding_dense_backward" in n for n in names)
+
+
+# ------------------------------------------------------------------ cat
+
+
+def test_cat_computes_each_input_into_its_slice():
+    """torch's ``test_cat``: no copy of a fused input; slices of several cats in one kernel."""
+    def fn(a):
+        tmp = a * 2
+        return (mtc.cat((a, a[:, :4] + 1, a + 2), -1), mtc.cat((tmp, tmp), 0),
+                mtc.cat((tmp, tmp.double()), 0))
+    names = compiled_vs_eager(fn, _t(X, True), backward=True)
+    assert names[:2] == ["fused__to_copy_add_cat_mul_0", "fused_add_cat_1"]
+    src = inductor.compiled_graphs[-2].source  # the forward graph
+    assert "buf3 = strided(buf0, 288, 20, (8, 16), (36, 1))" in src
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_and_stack(dim):
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    b = RNG.standard_normal((3, 4)).astype(np.float32)
+    compiled_vs_eager(lambda a, b: mtc.stack([a.cos(), b, a * b], dim).exp(), _t(a, True),
+                      _t(b, True), backward=True)
+    compiled_vs_eager(lambda a, b: mtc.cat([a, b.t().t(), mtc.tensor([])], dim % 2) * 2,
+                      _t(a, True), _t(b, True), backward=True)
+
+
+def test_cat_with_an_input_that_reads_nothing_is_one_pointwise_kernel():
+    """torch's ``test_cat_uint8``: ``zeros(1).expand`` would be a kernel sharing no data, so
+    the cat is one body reading each input at a clamped position (torch's pointwise cat)."""
+    x = _t(RNG.integers(0, 256, (3, 255)).astype(np.uint8))
+    names = compiled_vs_eager(
+        lambda x: mtc.cat([x.new_zeros(1).expand(x.shape[:1] + (1,)), x], dim=-1), x)
+    assert names == ["fused_cat_zeros_0"]
 
 
 # ------------------------------------------------------------------ errors

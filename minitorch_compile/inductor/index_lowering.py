@@ -25,7 +25,20 @@ from __future__ import annotations
 
 from .. import _dtype
 from ..ops.table import wrap_dim
-from .ir import Affine, ComputedBuffer, Pointwise, Reduction, Scatter, TensorBox
+from .dependencies import extract_read_writes
+from .ir import (
+    Affine,
+    ComputedBuffer,
+    ConcatSlice,
+    ExternKernel,
+    FixedLayout,
+    FlexibleLayout,
+    Pointwise,
+    Reduction,
+    Scatter,
+    TensorBox,
+    contiguous_strides,
+)
 from .lowering import _aten, _cast, _origins, broadcast_loader, make_pointwise, register_lowering
 from .sizevars import is_symbolic
 from .view_lowerings import copy, unsqueeze
@@ -221,6 +234,76 @@ def embedding_dense_backward(grad, indices, num_weights, padding_idx):
                     grad, indices)
 
 
+# --------------------------------------------------------------------------- cat
+
+
+@register_lowering(_aten("cat"))
+def cat(tensors, dim=0):
+    """Each input computed straight into its slice of the output (torch's ``ConcatKernel``:
+    an unrealized input's body runs in the kernel that writes the slice, so ``cat`` itself
+    copies nothing; a realized input is one copy kernel).  Inputs with nothing to add (torch's
+    legacy empty ``(0,)``) are skipped.  Static sizes only."""
+    _cpu_only("cat")
+    meta = V.graph.current_meta()
+    size = tuple(meta.shape)
+    if any(is_symbolic(s) or not isinstance(s, int) for s in size):
+        raise NotImplementedError("cat: symbolic sizes")
+    d = wrap_dim(dim, len(size))
+    tensors = [t for t in tensors if len(t.get_size()) == len(size) and 0 not in t.get_size()]
+    if 1 < len(tensors) <= 8 and any(not extract_read_writes(
+            Pointwise(t.dtype, t.make_loader(), tuple(t.get_size()))).reads for t in tensors):
+        return _pointwise_cat(tensors, d, size, meta.dtype)
+    strides = contiguous_strides(size)
+    name = V.graph.new_buffer_name()
+    slices, offset = [], 0
+    for t in tensors:
+        shape = tuple(t.get_size())
+        if any(is_symbolic(s) for s in shape):
+            raise NotImplementedError("cat: symbolic sizes")
+        body = make_pointwise(lambda v, t=t: _cast(v, t.dtype, meta.dtype), [t], meta.dtype)
+        pw = body.storage().data
+        buf = ConcatSlice(V.graph.new_buffer_name(), FixedLayout(meta.dtype, shape, strides),
+                          set(pw.origins), pw, name, offset * strides[d])
+        V.graph.register_buffer(buf)
+        slices.append((buf, shape, strides, 0))
+        offset += shape[d]
+    out = ExternKernel(name, FlexibleLayout(meta.dtype, size), _origins(*tensors), "concat",
+                       None, slices)
+    V.graph.register_buffer(out)
+    return TensorBox.create(out)
+
+
+def _pointwise_cat(tensors, d, size, dtype) -> TensorBox:
+    """``where(i_d < o1, a[.., i_d, ..], where(i_d < o2, b[.., i_d - o1, ..], ...))``, each
+    input read at a clamped position (``ops.index_expr`` then ``ops.indirect_indexing``), so
+    no read is out of bounds — torch's ``pointwise_cat`` with ``ops.masked`` loads.  Chosen
+    when an input reads no memory (``zeros(...).expand``): as a slice kernel of its own it
+    would share no data to fuse with.  Each input is computed over the whole output."""
+    starts, offset = [], 0
+    for t in tensors:
+        starts.append(offset)
+        offset += t.get_size()[d]
+    loaders = [t.make_loader() for t in tensors]
+
+    def body(idx):
+        pos = ops.index_expr(idx[d], _dtype.int64)
+        out = None
+        for k in reversed(range(len(tensors))):
+            n = tensors[k].get_size()[d]
+            at = ops.minimum(ops.maximum(ops.subtract(pos, ops.constant(starts[k], _dtype.int64)),
+                                         ops.constant(0, _dtype.int64)),
+                             ops.constant(n - 1, _dtype.int64))
+            full = list(idx)
+            full[d] = ops.indirect_indexing(at, n, False, "index", d)
+            v = _cast(loaders[k](full), tensors[k].dtype, dtype)
+            if out is None:
+                out = v
+            else:
+                out = ops.where(ops.less(pos, ops.constant(starts[k + 1], _dtype.int64)), v, out)
+        return out
+    return TensorBox.create(Pointwise(dtype, body, tuple(size), _origins(*tensors)))
+
+
 # --------------------------------------------------------------------------- index values
 
 
@@ -282,5 +365,5 @@ def _arg_reduction(kind: str):
 register_lowering(_aten("argmax"))(_arg_reduction("argmax"))
 register_lowering(_aten("argmin"))(_arg_reduction("argmin"))
 
-__all__ = ["Affine", "embedding", "embedding_dense_backward", "gather", "index", "index_put",
+__all__ = ["Affine", "cat", "embedding", "embedding_dense_backward", "gather", "index", "index_put",
            "index_select", "scatter_add", "select_scatter"]

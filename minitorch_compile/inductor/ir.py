@@ -232,6 +232,17 @@ class ExternKernel(Buffer):
                 + (f", reason={self.reason!r}" if self.reason else "") + ")")
 
 
+@dataclass(eq=False, repr=False)
+class ConcatSlice(ComputedBuffer):
+    """One input of a ``cat``, computed straight into its slice of the output buffer
+    ``concat`` at ``concat_offset`` (its layout: the output's strides, over the slice's
+    memory) — torch's ``ConcatKernel`` with a ``NonOwningLayout``.  The output is an
+    ``ExternKernel`` (``kernel='concat'``) that computes nothing but runs after its slices."""
+
+    concat: str = ""
+    concat_offset: int = 0
+
+
 @dataclass(eq=False)
 class MultiOutput(Buffer):
     """Output ``index`` of a multi-output extern kernel."""
