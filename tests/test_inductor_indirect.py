@@ -326,16 +326,31 @@ def test_hypothesis_gathers(data):
     compiled_vs_eager(fn, _t(x, True), _t(idx.astype(itype)), backward=True)
 
 
-def test_dynamic_sizes_compile_once():
-    compiled = mtc.compile(lambda w, i: F.embedding(i, w) * w.sum(), dynamic=True)
+DYNAMIC = {
+    "embedding": lambda w, i: F.embedding(i, w) * w.sum(),
+    "gather": lambda w, i: w.gather(0, i[:, None].expand(-1, 4)).cos(),
+    "index_put": lambda w, i: w.index_put([i], w[0] * 2, True) + 1,
+    "x[i]": lambda w, i: w[-i - 1] * 2,
+    "argmax": lambda w, i: (w.argmax(0), w.argmin()),
+    "cat": lambda w, i: mtc.cat([w, w * 2], 0).sum(0),
+}
+
+
+@pytest.mark.parametrize("name", list(DYNAMIC))
+def test_dynamic_sizes_compile_once(name):
+    """``dynamic=True``: one graph for every size; the kernels take the sizes (``ks0``)."""
+    fn = DYNAMIC[name]
     mtc.dynamo.reset()
+    compiled = mtc.compile(fn, dynamic=True)
+    start = len(inductor.compiled_graphs)
     for rows, n in [(10, 3), (20, 7), (13, 5)]:
         w = RNG.standard_normal((rows, 4)).astype(np.float32)
         i = RNG.integers(0, rows, (n,))
-        out = compiled(_t(w), _t(i))
-        np.testing.assert_allclose(out.numpy(), w[i] * w.sum(), rtol=1e-5)
-    src = inductor.compiled_graphs[-1].source
-    assert "check_indices(" in src and "ks0" in src
+        out, ref = compiled(_t(w), _t(i)), fn(_t(w), _t(i))
+        for o, r in zip(*[x if isinstance(x, tuple) else (x,) for x in (out, ref)]):
+            np.testing.assert_allclose(o.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+    graphs = inductor.compiled_graphs[start:]
+    assert len(graphs) == 1 and "ks0" in graphs[0].source and not graphs[0].fallbacks
 
 
 # ------------------------------------------------------------------ against torch

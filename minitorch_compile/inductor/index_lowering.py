@@ -40,7 +40,7 @@ from .ir import (
     contiguous_strides,
 )
 from .lowering import _aten, _cast, _origins, broadcast_loader, make_pointwise, register_lowering
-from .sizevars import is_symbolic
+from .sizevars import as_sizes, is_symbolic
 from .view_lowerings import copy, unsqueeze
 from .virtualized import V, ops
 
@@ -242,12 +242,10 @@ def cat(tensors, dim=0):
     """Each input computed straight into its slice of the output (torch's ``ConcatKernel``:
     an unrealized input's body runs in the kernel that writes the slice, so ``cat`` itself
     copies nothing; a realized input is one copy kernel).  Inputs with nothing to add (torch's
-    legacy empty ``(0,)``) are skipped.  Static sizes only."""
+    legacy empty ``(0,)``) are skipped."""
     _cpu_only("cat")
     meta = V.graph.current_meta()
-    size = tuple(meta.shape)
-    if any(is_symbolic(s) or not isinstance(s, int) for s in size):
-        raise NotImplementedError("cat: symbolic sizes")
+    size = as_sizes(meta.shape)
     d = wrap_dim(dim, len(size))
     tensors = [t for t in tensors if len(t.get_size()) == len(size) and 0 not in t.get_size()]
     if 1 < len(tensors) <= 8 and any(not extract_read_writes(
@@ -258,8 +256,6 @@ def cat(tensors, dim=0):
     slices, offset = [], 0
     for t in tensors:
         shape = tuple(t.get_size())
-        if any(is_symbolic(s) for s in shape):
-            raise NotImplementedError("cat: symbolic sizes")
         body = make_pointwise(lambda v, t=t: _cast(v, t.dtype, meta.dtype), [t], meta.dtype)
         pw = body.storage().data
         buf = ConcatSlice(V.graph.new_buffer_name(), FixedLayout(meta.dtype, shape, strides),
