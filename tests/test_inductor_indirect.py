@@ -367,6 +367,10 @@ TORCH_CASES = {
                 [X, np.array([[1], [-2]]), np.array([0, 5, -1])]),
     "argmax argmin": (lambda L: lambda x: (x.argmax(1), (x + 1).argmin(), x.argmax(0)), [X]),
     "select_scatter": (lambda L: lambda x: L.select_scatter(x, x[:, 0] + 1, 1, 3) * 2, [X]),
+    "index_put accumulate": (lambda L: lambda x, i: (x + 1).index_put([i + 1], x[0], True) * 2,
+                             [X, np.array([0, 3, 3, -2])]),
+    "cat": (lambda L: lambda x: (L.cat([x.cos(), x * 2, x[:, :3]], 1) + 1,
+                                 L.cat([x, x], 0).sum(0)), [X]),
 }
 
 

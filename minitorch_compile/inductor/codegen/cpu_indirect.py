@@ -123,6 +123,8 @@ def indirect_store(k, h, name, index, value, mode):
     ``np.add.at``, so repeated indices accumulate) through index arrays broadcast together —
     the kernel runs as one tile on one thread (``whole_frame``), so no two threads write."""
     k.values[name] = value
+    if name not in k.materialized:  # nobody reads it (dead code elimination keeps none)
+        return
     view, fcoefs, inds, walked, tiles = _indirect_view(k, name, index)
     acc = mode == "atomic_add"
     varying = [d for d, f in enumerate(h.flags(tiles)) if f]
