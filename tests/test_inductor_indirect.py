@@ -109,6 +109,18 @@ def test_advanced_indexing(key):
     assert names[0].startswith("fused_") and "index" in names[0]
 
 
+def test_empty_results_fall_back():
+    """An empty result is a fallback kernel (a kernel over no elements would still check an
+    index tile of one element): the values, and no spurious IndexError."""
+    empty = _t(np.zeros(0, dtype=np.int64))
+    for fn in (lambda x, i: x[i] * 2, lambda x, i: x.index_put([i], x[0]),
+               lambda x, i: F.embedding(i, x)):
+        mtc.dynamo.reset()
+        out = mtc.compile(fn)(_t(X), empty)
+        assert tuple(out.shape) == tuple(fn(_t(X), empty).shape)
+        np.testing.assert_array_equal(out.numpy(), fn(_t(X), empty).numpy())
+
+
 def test_unrealized_source_is_inlined_at_the_gathered_positions():
     """``(x + 1)[idx]``: one kernel; the source body runs at the indirect indices only."""
     idx = _t(np.array([7, 0, 7]))

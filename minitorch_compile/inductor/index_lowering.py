@@ -57,8 +57,16 @@ def _check_index(what: str, index) -> None:
         raise NotImplementedError(f"{what}: the index is not an int32/int64 tensor")
 
 
+def _not_empty(size) -> None:
+    """An empty result stays a fallback: a kernel over no elements would still read (and
+    check) an index tile of one element."""
+    if any(isinstance(s, int) and s == 0 for s in size):
+        raise NotImplementedError("an empty result")
+
+
 def _gathered(x, out_size, body) -> TensorBox:
     """A ``Pointwise`` over ``out_size`` whose body is ``body(index)``."""
+    _not_empty(out_size)
     return TensorBox.create(Pointwise(x.dtype, body, tuple(out_size), _origins(x)))
 
 
@@ -170,6 +178,7 @@ def index_put(x, indices, values, accumulate=False):
     adv = _AdvancedIndex("index_put", x.get_size(), indices)
     if not isinstance(values, TensorBox):
         raise NotImplementedError("index_put: values are not a tensor")
+    _not_empty(adv.out_size)
     vload = broadcast_loader(values, adv.out_size)
     return _scatter(copy(x), adv.out_size, lambda idx: _cast(vload(idx), values.dtype, x.dtype),
                     adv.positions, accumulate, x, values)
@@ -178,6 +187,7 @@ def index_put(x, indices, values, accumulate=False):
 def _scatter(base: TensorBox, ranges, body, positions, accumulate: bool, *inputs):
     """``base`` (realized here) with ``body(idx)`` stored at ``positions(idx)`` — a list of
     ``base``'s dims with indirect variables — for every ``idx`` in ``ranges``, in place."""
+    _not_empty(ranges)
     base.realize()
     buf0 = base.storage().data
     indexer = buf0.layout.make_indexer()
@@ -198,6 +208,7 @@ def scatter_add(x, dim, index, src):
     if not size or len(index.get_size()) != len(size) or len(src.get_size()) != len(size):
         raise NotImplementedError("scatter_add of 0-d tensors")
     d = wrap_dim(dim, len(size))
+    _not_empty(index.get_size())
     iload, sload = index.make_loader(), src.make_loader()
 
     def positions(idx):
@@ -246,6 +257,7 @@ def cat(tensors, dim=0):
     _cpu_only("cat")
     meta = V.graph.current_meta()
     size = as_sizes(meta.shape)
+    _not_empty(size)
     d = wrap_dim(dim, len(size))
     tensors = [t for t in tensors if len(t.get_size()) == len(size) and 0 not in t.get_size()]
     if 1 < len(tensors) <= 8 and any(not extract_read_writes(
