@@ -1,6 +1,6 @@
-"""Lowerings that index by *values*: ``x[idx]``, ``gather``, ``index_select``, ``embedding``,
-``select_scatter`` and ``argmax``/``argmin`` (the ``index``, ``gather``, ``embedding``,
-``index_select``, ``select_scatter`` and ``argmax`` lowerings of
+"""Lowerings that index by *values*: gathers (``x[idx]``, ``gather``, ``index_select``,
+``embedding``), scatters (``index_put``, ``scatter_add``, ``embedding_dense_backward``),
+``cat``, ``select_scatter`` and ``argmax``/``argmin`` (their lowerings in
 ``torch/_inductor/lowering.py``).
 
 The loop IR's indices are affine in the loop variables; these ops need two more ``ops``:
@@ -10,24 +10,28 @@ The loop IR's indices are affine in the loop variables; these ops need two more 
   kernel's error (``check`` names which one; ``wrap_neg``: negative values count from the end,
   as ``x[idx]`` allows and ``gather`` does not).  A gather is then a ``Pointwise`` whose body
   loads the index, then loads the source at it — so it fuses with what produces the index
-  (inlined) and with what consumes the result, and it is a generated kernel, as in torch;
+  (inlined) and with what consumes the result, and it is a generated kernel, as in torch.
+  A scatter is a ``Scatter`` (``ir.py``): a ``Pointwise`` over the values whose *store* index
+  has indirect variables, into a fresh copy of the target, in place;
 * ``ops.index_expr(index, dtype)``: an index as a value — ``select_scatter`` is
   ``where(i_dim == index, src, x)``.
 
 ``argmax``/``argmin`` are ``Reduction``s with ``reduction_type="argmax"`` (torch reduces
-(value, index) pairs; the numpy kernel calls ``np.argmax`` on a whole reduction).
+(value, index) pairs; the numpy kernel calls ``np.argmax`` on a whole reduction).  ``cat``
+computes each input into its slice of the output (``ConcatSlice``), or is one pointwise body.
 
-Everything here is CPU-only (the NPU code generator has no indirect loads): elsewhere the
-lowering raises ``NotImplementedError`` and the op is a fallback kernel, as before.
+Invariants: every read or write at a data position is checked against the dim's size (the
+kernel raises eager mode's error, never reads or writes out of bounds); an empty result and a
+non-int index stay fallback kernels.  Everything here is CPU-only (the NPU code generator has
+no indirect loads): elsewhere the lowering raises ``NotImplementedError`` and the op is a
+fallback kernel, as before.
 """
-
 from __future__ import annotations
 
 from .. import _dtype
 from ..ops.table import wrap_dim
 from .dependencies import extract_read_writes
 from .ir import (
-    Affine,
     ComputedBuffer,
     ConcatSlice,
     ExternKernel,
@@ -373,5 +377,5 @@ def _arg_reduction(kind: str):
 register_lowering(_aten("argmax"))(_arg_reduction("argmax"))
 register_lowering(_aten("argmin"))(_arg_reduction("argmin"))
 
-__all__ = ["Affine", "cat", "embedding", "embedding_dense_backward", "gather", "index", "index_put",
+__all__ = ["cat", "embedding", "embedding_dense_backward", "gather", "index", "index_put",
            "index_select", "scatter_add", "select_scatter"]

@@ -23,6 +23,10 @@ becomes, per tile (every step a whole-tile numpy call, no per-element Python)::
   walks.  When every dim the index tiles vary along comes before every dim the view walks,
   ``g[ind0, ..., :]`` is numpy's fast take and a reshape gives the tile; otherwise each walked
   dim is indexed by an ``arange`` grid too (numpy broadcasts all the index arrays).
+* A store at an indirect index (a ``Scatter``: ``index_put``, ``scatter_add``) is
+  ``scatter_store``: ``view[ind, ...] = values``, or ``np.add.at`` for ``atomic_add`` — whole
+  rows when the indices select rows, else index arrays broadcast together.  A group with a
+  scatter runs as one tile on one thread (``whole_frame``): two threads never write at once.
 * ``index_expr`` is ``iota``: ``const + Σ coef·arange`` over the tile's ranges (the tile's rows
   are ``t0:t1``), plus any indirect terms.
 * ``argmax``/``argmin`` are ``np.argmax`` over the reduced dims (flattened when several, in
