@@ -32,6 +32,7 @@ LOWERED = {f"aten.{op}" for op in ("embedding.default", "gather.default", "index
                                    "index_select.default", "select_scatter.default",
                                    "argmax.default", "argmin.default", "index_put.default",
                                    "scatter_add.default", "cat.default",
+                                   "scatter.default",
                                    "embedding_dense_backward.default")}
 
 
@@ -206,6 +207,17 @@ def test_setitem_on_an_input_mutates_it():
     mtc.dynamo.reset()
     np.testing.assert_allclose(mtc.compile(fn)(ours, i, v).numpy(), fn(theirs, i, v).numpy())
     np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_scatter_and_scatter_add():
+    """``scatter`` (the last write wins, as eager's kernel) and ``scatter_add``, gradients
+    through both (``gather``'s backward is a ``scatter_add`` too)."""
+    idx = _t(np.array([[0, 7, 5, 2], [5, 7, 5, 1]]))  # columns 1 and 2 repeat a row
+    src = RNG.standard_normal((2, 4)).astype(np.float32)
+    names = compiled_vs_eager(lambda x, s, i: (x.scatter(0, i, s.exp()),
+                                               x.scatter_add(0, i, s * 2).cos()),
+                              _t(X[:, :4].copy(), True), _t(src, True), idx, backward=True)
+    assert any("scatter" in n for n in names)
 
 
 @pytest.mark.parametrize("padding_idx", [None, 2])

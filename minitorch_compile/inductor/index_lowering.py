@@ -204,10 +204,11 @@ def _scatter(base: TensorBox, ranges, body, positions, accumulate: bool, *inputs
 
 
 @register_lowering(_aten("scatter_add"))
-def scatter_add(x, dim, index, src):
-    """``out = x.clone(); out[i with i_dim -> index[i]] += src[i]`` (``gather``'s backward)."""
-    _cpu_only("scatter_add")
-    _check_index("scatter_add", index)
+def scatter_add(x, dim, index, src, accumulate=True):
+    """``out = x.clone(); out[i with i_dim -> index[i]] += src[i]`` (``gather``'s backward);
+    ``scatter`` writes instead (repeated indices: the last write wins, as the eager kernel)."""
+    _cpu_only("scatter")
+    _check_index("scatter", index)
     size = list(x.get_size())
     if not size or len(index.get_size()) != len(size) or len(src.get_size()) != len(size):
         raise NotImplementedError("scatter_add of 0-d tensors")
@@ -218,8 +219,15 @@ def scatter_add(x, dim, index, src):
     def positions(idx):
         pos = ops.indirect_indexing(iload(idx), size[d], False, "gather", d)
         return list(idx[:d]) + [pos] + list(idx[d + 1:])
-    return _scatter(copy(x), index.get_size(), lambda idx: sload(idx), positions, True,
+    return _scatter(copy(x), index.get_size(), lambda idx: sload(idx), positions, accumulate,
                     x, index, src)
+
+
+@register_lowering(_aten("scatter"))
+def scatter(x, dim, index, src):
+    if not isinstance(src, TensorBox):
+        raise NotImplementedError("scatter with a number")
+    return scatter_add(x, dim, index, src, accumulate=False)
 
 
 @register_lowering(_aten("embedding_dense_backward"))
@@ -378,4 +386,4 @@ register_lowering(_aten("argmax"))(_arg_reduction("argmax"))
 register_lowering(_aten("argmin"))(_arg_reduction("argmin"))
 
 __all__ = ["cat", "embedding", "embedding_dense_backward", "gather", "index", "index_put",
-           "index_select", "scatter_add", "select_scatter"]
+           "index_select", "scatter", "scatter_add", "select_scatter"]
