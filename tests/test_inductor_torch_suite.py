@@ -45,11 +45,7 @@ SAMPLE = {"test_vertical_fusion1", "test_div1", "test_gelu[bw]", "test_views1[5x
 
 # programs where we make more kernels than torch, and why (the test asserts they still do, so
 # a fix removes its entry); docs/inductor.md section 13 lists them too
-KNOWN_MORE = {
-    "test_index_put1": "index_put with integer indices is a fallback kernel: its three inputs "
-                       "(a + 1, b + 1, c + 1: three sizes) are realized by three kernels; "
-                       "torch generates the scatter and fuses its inputs into it",
-}
+KNOWN_MORE: dict = {}  # (test_index_put1 was here until index_put lowered to a Scatter)
 
 
 def test_every_program_has_torchs_counts():

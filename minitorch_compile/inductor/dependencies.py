@@ -11,6 +11,14 @@ index expression as the producer's write can take the value from the producer's 
     tmp0 = ops.load(arg0_1, 4*i0 + i1)
     tmp1 = ops.cos(tmp0)
     return tmp1
+
+Indirect indexing (``x[idx]``, ``gather``, ``embedding``): ``ops.indirect_indexing(value, size,
+wrap_neg, check)`` turns a loaded index *value* into an index *variable* ``indirect0`` that
+later load indices use (``ops.load(arg0_1, 16*indirect0 + i1)``) — an index that is not an
+affine function of the loop variables, so no consumer of such a read fuses with the buffer's
+producer (``index mismatch``).  ``ops.index_expr(index, dtype)`` is the opposite: an index
+expression as a value (``select_scatter``'s ``i1 == 3``); its expressions are recorded too,
+since the code generator must not merge loop dims they tell apart.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ class ReadWrites:
     reads: set = field(default_factory=set)
     writes: set = field(default_factory=set)
     op_counts: dict = field(default_factory=dict)
+    index_exprs: set = field(default_factory=set)  # the Affines of ``ops.index_expr``
 
     @property
     def read_names(self) -> set:
@@ -51,9 +60,18 @@ class RecordLoadStore:
         self.rw.reads.add(MemoryDep(name, index))
         return "value"
 
-    def store(self, name, index, value):
+    def store(self, name, index, value, mode=None):
         self.rw.writes.add(MemoryDep(name, index))
         return None
+
+    def indirect_indexing(self, value, size, wrap_neg=True, check="index", dim=0):
+        self.rw.op_counts["indirect_indexing"] = self.rw.op_counts.get(
+            "indirect_indexing", 0) + 1
+        return Affine.var(f"indirect{self.rw.op_counts['indirect_indexing'] - 1}")
+
+    def index_expr(self, index, dtype):
+        self.rw.index_exprs.add(index)
+        return "value"
 
     def __getattr__(self, name):
         counts = self.rw.op_counts
@@ -77,6 +95,8 @@ def extract_read_writes(loops, index=None, rindex=None) -> ReadWrites:
             loops.inner_fn(idx, r)
         else:
             loops.inner_fn(idx)
+            if getattr(loops, "output_indexer", None) is not None:  # a Scatter's index reads
+                loops.output_indexer(idx)
     return h.rw
 
 
@@ -91,12 +111,15 @@ class PrintHandler:
     def __init__(self):
         self.lines: list = []
         self._cache: dict = {}
+        self._indirect = 0
+        self._tmps = 0
 
     def _emit(self, text: str) -> str:
         hit = self._cache.get(text)
         if hit is not None:
             return hit
-        name = f"tmp{len(self.lines)}"
+        name = f"tmp{self._tmps}"
+        self._tmps += 1
         self.lines.append(f"{name} = {text}")
         self._cache[text] = name
         return name
@@ -104,8 +127,9 @@ class PrintHandler:
     def load(self, name, index):
         return self._emit(f"ops.load({name}, {index})")
 
-    def store(self, name, index, value):
-        self.lines.append(f"ops.store({name}, {index}, {value})")
+    def store(self, name, index, value, mode=None):
+        extra = f", mode={mode!r}" if mode else ""
+        self.lines.append(f"ops.store({name}, {index}, {value}{extra})")
 
     def constant(self, value, dtype):
         return self._emit(f"ops.constant({value!r}, {dtype})")
@@ -118,6 +142,20 @@ class PrintHandler:
 
     def kernel(self, op, dtype, *args):
         return self._emit(f"ops.kernel({op}, {', '.join(map(repr_arg, args))})")
+
+    def indirect_indexing(self, value, size, wrap_neg=True, check="index", dim=0):
+        """``indirect0 = ops.indirect_indexing(tmp0, 64, ...)``: the variable, not a tmp."""
+        text = (f"ops.indirect_indexing({value}, {size}, wrap_neg={wrap_neg}, "
+                f"check={check!r})")
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._cache[text] = f"indirect{self._indirect}"
+            self._indirect += 1
+            self.lines.append(f"{hit} = {text}")
+        return Affine.var(hit)
+
+    def index_expr(self, index, dtype):
+        return self._emit(f"ops.index_expr({index}, {dtype})")
 
     def __getattr__(self, name):
         def op(*args):

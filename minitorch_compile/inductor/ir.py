@@ -154,6 +154,22 @@ class Reduction(Loops):
         return ops.store(name, indexer(index), value)
 
 
+@dataclass(eq=False)
+class Scatter(Pointwise):
+    """``index_put``/``scatter``: element ``index`` of the values (``inner_fn``) is stored at
+    ``output_indexer(index)`` — an index with indirect variables — into the buffer ``mutated``,
+    in place (the ``ComputedBuffer`` holding this node shares ``mutated``'s memory); ``mode``
+    ``None`` writes, ``"atomic_add"`` adds, so repeated indices accumulate (torch's
+    ``ir.Scatter`` and its ``scatter_mode``)."""
+
+    output_indexer: Callable = None
+    mutated: str = ""
+    mode: str | None = None
+
+    def store_output(self, name: str, indexer, index):
+        return ops.store(name, self.output_indexer(index), self.inner_fn(index), self.mode)
+
+
 _buffer_ids = itertools.count()
 
 
@@ -214,6 +230,17 @@ class ExternKernel(Buffer):
     def __repr__(self) -> str:
         return (f"{self.name}: ExternKernel({self.kernel}, size={list(self.get_size())}"
                 + (f", reason={self.reason!r}" if self.reason else "") + ")")
+
+
+@dataclass(eq=False, repr=False)
+class ConcatSlice(ComputedBuffer):
+    """One input of a ``cat``, computed straight into its slice of the output buffer
+    ``concat`` at ``concat_offset`` (its layout: the output's strides, over the slice's
+    memory) — torch's ``ConcatKernel`` with a ``NonOwningLayout``.  The output is an
+    ``ExternKernel`` (``kernel='concat'``) that computes nothing but runs after its slices."""
+
+    concat: str = ""
+    concat_offset: int = 0
 
 
 @dataclass(eq=False)

@@ -29,17 +29,13 @@ from ..ops.table import (
     elementwise_dtypes,
     promotion_kind,
     reduction_dims,
-    wrap_dim,
 )
 from .ir import (
     Affine,
     ExternKernel,
-    FixedLayout,
     FlexibleLayout,
-    InputBuffer,
     Pointwise,
     Reduction,
-    StorageBox,
     TensorBox,
     strided_view,
 )
@@ -278,30 +274,7 @@ register_lowering(_aten("any"))(_bool_reduction("any"))
 # --------------------------------------------------------------------------- scatters
 
 
-@register_lowering(_aten("select_scatter"))
-def select_scatter(x, src, dim, index):
-    """``out = where(i_dim == index, src, x)``: one pointwise body, as torch's lowering, so
-    ``x[:, 3] = 3.0`` fuses with its neighbours instead of realizing ``x`` for a fallback.
-    torch computes the condition with ``ops.index_expr``; this IR has no index values, so the
-    condition is a constant bool mask along ``dim`` (a module constant, like ``get_attr``'s):
-    static sizes on the cpu only — else the op falls back."""
-    size = list(x.get_size())
-    d = wrap_dim(dim, len(size))
-    if getattr(V.graph, "device_type", "cpu") != "cpu" or is_symbolic(size[d]) or \
-            is_symbolic(index) or size[d] > 10_000:
-        raise NotImplementedError("select_scatter: a constant mask needs a static size")
-    mask = np.zeros(size[d], dtype=bool)
-    mask[index % size[d]] = True
-    name = f"const_{len(V.graph.constants)}"
-    V.graph.constants[name] = mask
-    buf = InputBuffer(name, FixedLayout(_dtype.bool_, (size[d],), (1,), 0))
-    V.graph.name_to_buffer[name] = buf
-    cond = TensorBox(StorageBox(buf))
-    for _ in range(len(size) - d - 1):
-        cond = unsqueeze(cond, -1)
-    dtype = x.dtype
-    return make_pointwise(lambda c, s, a: ops.where(c, _cast(s, src.dtype, dtype), a),
-                          [cond, unsqueeze(src, d), x], dtype, tuple(size))
+# ``select_scatter`` (an ``ops.index_expr`` body), the gathers and argmax: index_lowering.py
 
 
 # --------------------------------------------------------------------------- creation
@@ -374,4 +347,5 @@ def lowering_for(op):
 
 
 # the view lowerings register themselves on import; make_reduction uses their unsqueeze
+from . import index_lowering  # noqa: E402,F401 - registers the indirect-indexing lowerings
 from .view_lowerings import unsqueeze  # noqa: E402 - after the helpers it imports from here

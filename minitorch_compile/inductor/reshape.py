@@ -68,5 +68,8 @@ class SubstituteLoads:
     def load(self, name, index):
         return self.inner.load(name, substitute_merged(index, self.rules))
 
+    def index_expr(self, index, dtype):
+        return self.inner.index_expr(substitute_merged(index, self.rules), dtype)
+
     def __getattr__(self, name):
         return getattr(self.inner, name)

@@ -140,3 +140,71 @@ def call_fallback(op, args: list, device: str = "cpu"):
     if isinstance(out, (tuple, list)):
         return tuple(unwrap(t) for t in out)
     return unwrap(out)
+
+
+# --------------------------------------------------------------------------- indirect indexing
+# What ``ops.indirect_indexing`` and ``ops.index_expr`` become in a generated kernel
+# (``codegen/cpu_indirect.py``): torch's C++ kernels ``TORCH_CHECK`` an index before they load
+# at it; ours check a whole tile of indices with two reductions and raise eager mode's error.
+
+_INDEX_ERRORS = {  # kind -> (exception, message): the eager kernels' own (ops/indexing.py, ...)
+    "index": (IndexError, "index {bad} is out of bounds for dimension {dim} with size {size}"),
+    "gather": (None, "index {bad} is out of bounds for dimension {dim} with size {size}"),
+    "index_select": (RuntimeError, "INDICES element is out of DATA bounds, id={bad} "
+                                   "axis_dim={size}"),
+    "embedding": (IndexError, "embedding: index out of range in self (num_embeddings={size})"),
+}
+
+
+def check_indices(idx, size: int, wrap: bool, kind: str, dim: int) -> np.ndarray:
+    """A tile of index values as ``intp`` positions into a dim of ``size``: negative ones count
+    from the end when ``wrap`` (``x[idx]``), and any outside the valid range raises the error
+    the eager kernel raises — a kernel never reads out of bounds."""
+    ind = np.asarray(idx).astype(np.intp, copy=False)
+    if ind.size == 0:
+        return ind
+    lo, hi = ind.min(), ind.max()
+    if lo >= 0 and hi < size:
+        return ind
+    low = -size if wrap else 0
+    if lo >= low and hi < size:
+        return np.where(ind < 0, ind + size, ind)
+    bad = ind[(ind < low) | (ind >= size)].flat[0]
+    exc, msg = _INDEX_ERRORS[kind]
+    if exc is None:
+        from ..ops.table import MetaError
+
+        exc = MetaError
+    raise exc(msg.format(bad=int(bad), dim=dim, size=size))
+
+
+def iota(const, terms, ndim: int, dtype=np.int64) -> np.ndarray:
+    """``const + Σ coef·i_axis`` over a tile (``ops.index_expr``): ``terms`` are
+    ``(axis, coef, lo, hi)``, the loop variable of ``axis`` running over ``range(lo, hi)``;
+    the result has ``ndim`` dims, of size 1 where no term varies (numpy broadcasts it)."""
+    out = np.full((1,) * ndim, const, dtype=np.int64)
+    for axis, coef, lo, hi in terms:
+        shape = [1] * ndim
+        shape[axis] = hi - lo
+        out = out + np.arange(lo, hi, dtype=np.int64).reshape(shape) * coef
+    return out.astype(dtype, copy=False)
+
+
+def scatter_store(target: np.ndarray, indices: tuple, values, accumulate: bool,
+                  tile: tuple | None = None, tail: tuple | None = None) -> None:
+    """``target[indices] = values`` (``np.add.at`` when ``accumulate``: repeated indices add
+    up), every index array and the values broadcast together first (``index_put``).
+
+    With ``tile`` (the kernel's tile shape) and ``tail`` (the sizes of ``target``'s trailing
+    axes the indices leave whole), the indices select whole rows: they are flattened, and the
+    values, broadcast to the tile, reshaped to ``(rows,) + tail`` — numpy's fast row path."""
+    if tile is not None:
+        idx = tuple(i.reshape(-1) for i in np.broadcast_arrays(*indices))
+        v = np.broadcast_to(np.asarray(values), tile).reshape((-1,) + tuple(tail))
+    else:
+        *idx, v = np.broadcast_arrays(*indices, np.asarray(values))
+        idx = tuple(idx)
+    if accumulate:
+        np.add.at(target, idx, v)
+    else:
+        target[idx] = v

@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import config
-from .dependencies import extract_read_writes
+from .dependencies import MemoryDep, extract_read_writes
 from .ir import Affine, ComputedBuffer, ExternKernel, MultiOutput, Reduction, numel
 from .sizevars import size_hint
 
@@ -79,7 +79,10 @@ class SchedulerNode:
         else:
             self.frame = (tuple(data.ranges), ())
         self.read_names = extract_read_writes(data).read_names
+        if getattr(data, "output_indexer", None) is not None:  # a Scatter runs after it
+            self.read_names = self.read_names | {data.mutated}
         self._deps: dict = {}
+        self._index_exprs: dict = {}
         # a pointwise node whose sizes read both ways in a square frame (R + RR == RR + R) is
         # laid out kept-dims-first unless the CPU kernel finds it reads its inputs as the
         # group's reduction does reduced-dims-first (``codegen/cpu.py``, ``_orient_square``)
@@ -116,8 +119,20 @@ class SchedulerNode:
             index, rindex = self.index_vars(frame)
             rw = extract_read_writes(self.node.data, index, rindex)
             write = self.node.layout.make_indexer()(index)
-            self._deps[key] = (rw.reads, write)
+            reads = rw.reads
+            if getattr(self.node.data, "output_indexer", None) is not None:
+                # a Scatter writes at an indirect index, into (after) the buffer it mutates:
+                # no consumer and not that buffer's producer can share its tiles
+                write = _scatter_write(self.node.data, index)
+                reads = reads | {MemoryDep(self.node.data.mutated, write)}
+            self._deps[key] = (reads, write)
+            self._index_exprs[key] = rw.index_exprs
         return self._deps[key]
+
+    def index_exprs(self, frame) -> set:
+        """The expressions of the body's ``ops.index_expr`` calls over ``frame``."""
+        self.deps(frame)
+        return self._index_exprs[(frame, self.rfirst)]
 
     def body_str(self, frame) -> str:
         """The body in the frame's variables (``x*`` kept, ``r*`` reduced), as the kernel
@@ -137,6 +152,16 @@ class SchedulerNode:
 
     def __repr__(self) -> str:
         return self.name
+
+
+def _scatter_write(scatter, index):
+    """The index a ``Scatter`` stores at (with its indirect variables)."""
+    from .dependencies import RecordLoadStore
+    from .virtualized import V
+
+    h = RecordLoadStore()
+    with V.set_ops_handler(h):
+        return scatter.output_indexer(index)
 
 
 class ExternKernelSchedulerNode:

@@ -32,7 +32,8 @@ The algorithm:
 4. give each temporary a tile buffer by liveness, reusing dead ones (``out=`` everywhere);
 5. write the function: views, tile buffers per chunk, the tile loop, ``run_tiles``.
 
-The frame (step 2) lives in ``simd.py``, the instruction passes (step 4) in ``cpp_utils.py``.
+The frame (step 2) lives in ``simd.py``, the instruction passes (step 4) in ``cpp_utils.py``,
+indirect indexing (gathers, scatters, ``index_expr``, ``argmax``) in ``cpu_indirect.py``.
 
 Tiles run over the first frame dim.  When that dim is reduced — a group that reduces everything
 (``R = ()``), or one whose memory is contiguous along a kept dim, like ``x.sum(0)``, whose loop
@@ -51,6 +52,7 @@ from .. import config
 from ..ir import Affine, numel
 from ..sizevars import is_symbolic
 from ..virtualized import V
+from . import cpu_indirect as ci  # indirect loads and stores, index_expr, argmax
 from .common import Value, const_repr, np_dtype
 from .cpp_utils import Instr, _finish
 from .simd import Frame, _orient_square, _row_broadcast, rewrite, simplify_frame
@@ -131,11 +133,19 @@ class NumpyKernelHandler:
     def load(self, name, index):
         return self.k.load(self, name, index)
 
-    def store(self, name, index, value):
+    def store(self, name, index, value, mode=None):
+        if ci.is_indirect(index):  # index_put / scatter: into the mutated buffer, in place
+            return ci.indirect_store(self.k, self, name, index, self.lit(value), mode)
         self.k.store(self, name, index, self.lit(value))
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
         return self.k.reduction(self, np_dtype(dtype), reduction_type, self.lit(value))
+
+    def indirect_indexing(self, value, size, wrap_neg=True, check="index", dim=0):
+        return ci.indirect_indexing(self.k, self, self.lit(value), size, wrap_neg, check, dim)
+
+    def index_expr(self, index, dtype):
+        return ci.index_expr(self.k, self, index, np_dtype(dtype))
 
     # ---------------------------------------------------------------- ops
     def constant(self, value, dtype):
@@ -196,15 +206,19 @@ class NumpyKernel:
             exprs += [d.index for d in reads if d.name not in written]
             if n.name in materialized:
                 exprs.append(write)
+            exprs += n.index_exprs(frame)  # ops.index_expr: dims it tells apart stay apart
             written.add(n.name)
         self.frame, self.rules = simplify_frame(frame, exprs)
-        if self._reduction_outer(frame, [rewrite(e, self.rules) for e in exprs]):
+        if self._reduction_outer(frame, [rewrite(e, self.rules) for e in exprs]) and \
+                not ci.has_arg_reduction(group):
             fr = self.frame
             order = [k for k, r in enumerate(fr.reduce) if r] + \
                     [k for k, r in enumerate(fr.reduce) if not r]
             self.frame = Frame([fr.names[k] for k in order], [fr.sizes[k] for k in order],
                                [fr.reduce[k] for k in order])
+        self.frame = ci.whole_frame(group, self.frame)  # argmax, scatter: one tile, one thread
         self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
+        self.indirect: dict = {}  # cpu_indirect: indirect variable -> (index tile, size)
         self.values: dict = {}  # buffer name -> its tile Value
         self.views: dict = {}  # (buffer, index) -> view number
         self.view_lines: list = []
@@ -264,6 +278,8 @@ class NumpyKernel:
         return f"{prefix}{k}", flags
 
     def load(self, h, name, index):
+        if ci.is_indirect(index):  # x[idx]: a gather from the tile's index values
+            return ci.indirect_load(self, h, name, index)
         if name in self.values:
             return self.values[name]
         view, flags = self._view(name, index, "v")
@@ -305,6 +321,8 @@ class NumpyKernel:
             v = h.new(f"{{out}} = np.broadcast_to({{0}}, ({shape},))", [v],
                       tuple(f or r for f, r in zip(v.flags, fr.reduce)), v.dtype, temp=False)
         flags = tuple(f and not r for f, r in zip(v.flags, fr.reduce))
+        if rtype in ci.ARG_REDUCTIONS:
+            return ci.arg_reduction(h, rtype, v, rdims, flags)
         red = h.new(f"{REDUCE_UFUNC[rtype]}.reduce({{0}}, axis={tuple(rdims)}, keepdims=True, "
                     "out={out})", [v], flags, dt)
         if not self.split:

@@ -42,9 +42,11 @@ import numpy as np
 
 from .. import config
 from ..ir import (
+    ConcatSlice,
     ExternKernel,
     InputBuffer,
     MultiOutput,
+    Scatter,
     TensorBox,
     contiguous_strides,
     numel,
@@ -63,6 +65,8 @@ from minitorch_compile.inductor.allocator import empty_cpu
 from minitorch_compile.inductor.runtime import (call_fallback, eager_kernel, restride,
                                                 run_tiles, strided)
 """
+INDIRECT_HEADER = ("from minitorch_compile.inductor.runtime import check_indices, iota, "
+                   "scatter_store")
 
 
 @dataclass
@@ -112,7 +116,9 @@ class WrapperCodeGen:
         outputs = [strided_view(o) if isinstance(o, TensorBox) else None
                    for o in g.graph_outputs]
         pinned = {o[0].name for o in outputs if o is not None} | set(g.graph_inputs) | \
-            set(g.constants)
+            set(g.constants) | {b.data.mutated for b in g.buffers  # its memory lives on
+                                if isinstance(getattr(b, "data", None), Scatter)} | \
+            {b.name for b in g.buffers if isinstance(b, ConcatSlice)}  # views: never reused
         step_of: dict = {}  # buffer -> group that writes it
         readers: dict = {}
         for k, grp in enumerate(sched.groups):
@@ -138,6 +144,23 @@ class WrapperCodeGen:
             writes = [n.name for n in grp.nodes if n.name in materialized]
             for name in writes:
                 buf = self.buffer(name)
+                if isinstance(getattr(buf, "data", None), Scatter):  # index_put: in place
+                    call.append(f"{name} = {buf.data.mutated}  # written in place")
+                    live[name] = 0
+                    continue
+                if isinstance(buf, ConcatSlice):  # cat: a view of the output's slice
+                    out = self.buffer(buf.concat)
+                    if buf.concat not in live:
+                        call.append(f"{buf.concat} = np.empty({tuple(out.get_size())}, "
+                                    f"dtype=np.{np_dtype(out.get_dtype())})")
+                        live[buf.concat] = hint(_nbytes(out))
+                    lay = buf.layout
+                    call.append(f"{name} = " + self.view_code(buf.concat, out, lay.size,
+                                                               lay.stride, buf.concat_offset))
+                    live[name] = 0
+                    continue
+                if isinstance(buf, ExternKernel) and buf.kernel == "concat" and name in live:
+                    continue  # allocated with its first slice
                 if isinstance(buf, (MultiOutput,)) or isinstance(buf, ExternKernel) and \
                         buf.kernel == "fallback":
                     live[name] = hint(_nbytes(buf))
@@ -185,6 +208,9 @@ class WrapperCodeGen:
                     self.plan.freed.append(name)
         inputs = g.graph_input_names
         lines = [self.header]
+        if any(f in src for src in kernel_src
+               for f in ("check_indices(", "iota(", "scatter_store(")):
+            lines.append(INDIRECT_HEADER)  # kernels that index indirectly (cpu_indirect.py)
         for op, ref in self.kernel_refs.items():
             lines.append(f"{ref} = eager_kernel(mtc.ops.{op.namespace}.{op.name}."
                          f"{op.overload_name})")
@@ -248,6 +274,9 @@ class WrapperCodeGen:
         if isinstance(buf, MultiOutput):
             return f"{buf.name} = {buf.source.name}[{buf.index}]"
         args = [self._arg_expr(a) for a in buf.inputs]
+        if buf.kernel == "concat":
+            names = ", ".join(a[0].name for a in buf.inputs)
+            return f"# {buf.name} = cat({names}): each computed into its slice"
         if buf.kernel == "extern_mm":
             return f"np.matmul({args[0]}, {args[1]}, out={buf.name})"
         op = buf.op
