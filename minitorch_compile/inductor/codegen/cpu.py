@@ -53,6 +53,7 @@ from ..sizevars import is_symbolic
 from ..virtualized import V
 from .common import Value, const_repr, np_dtype
 from .cpp_utils import Instr, _finish
+from .cpu_passes import expand_row_operands, row_sums_by_blas
 from .simd import Frame, _orient_square, _row_broadcast, rewrite, simplify_frame
 
 __all__ = ["Instr", "NumpyKernel", "NumpyKernelHandler", "_finish"]  # npu.py builds on these
@@ -323,8 +324,6 @@ class NumpyKernel:
 
     def codegen(self) -> str:
         fr = self.frame
-        body = _finish(self.body.instrs, "b", cpu=True)
-        epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
         params = ", ".join(f"{'out' if n in self.group.writes else 'in'}_{n}"
                            for n in self.args)
         out = [f"def {self.name}({params}):"]
@@ -336,7 +335,12 @@ class NumpyKernel:
             rows = max(1, min(fr.sizes[0], config.tile_bytes //
                               max(numel(fr.sizes[1:]) * self.itemsize(), 1)))
             single = fr.sizes[0] <= rows  # one tile: no loop, no chunks, no thread pool
-        out += [f"    {line}" for line in self.view_lines]
+        # cheaper forms of some passes (cpu_passes.py): row sums by BLAS, row operands expanded
+        heads = row_sums_by_blas(self.body.instrs, fr.sizes[-1]) if not self.split else []
+        expand = [] if single else expand_row_operands(self.body.instrs, rows)
+        body = _finish(self.body.instrs, "b", cpu=True)
+        epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
+        out += [f"    {line}" for line in self.view_lines + heads]
         slots = body["slots"]
         ind = "    " if single else "        "
         if single:
@@ -349,6 +353,7 @@ class NumpyKernel:
                      for k, (f, s) in enumerate(zip(flags, fr.sizes))]
             name = "b" if single else "s"
             out.append(f"{ind}{name}{j} = np.empty(({', '.join(shape)},), dtype=np.{dtype})")
+        out += [f"{ind}{line}" for line in expand]
         for j in range(len(self.accs)):
             out.append(f"{ind}acc{j} = None")
         if not single:
