@@ -51,7 +51,8 @@ def row_sums_by_blas(instrs: list, last_size) -> list:
             continue
         v = ins.args[0]
         p = producer.get(id(v))
-        if p is not None and p.fmt == _MUL and uses.get(id(v)) == 1:
+        if p is not None and p.fmt == _MUL and uses.get(id(v)) == 1 and all(
+                a.dtype == v.dtype and a.flags and a.flags[-1] for a in p.args):
             continue  # sum(a * b): _finish's dot peephole makes it one vecdot(a, b)
         if v.dtype not in ("float32", "float64") or d.dtype != v.dtype or not v.flags[-1]:
             continue
