@@ -20,6 +20,12 @@ tile_bytes: int = 256 * 1024
 # a kernel with fewer elements than this runs as one tile on the calling thread
 min_parallel_numel: int = 1 << 16
 
+# a kernel's tiles are cut into up to this many chunks per thread, which the threads take in
+# turn (OpenMP's dynamic schedule): a worker the OS preempts — or one waiting for the GIL
+# between two numpy calls — takes fewer chunks instead of holding up the call (1: one fixed
+# chunk per thread).  Chunks are fixed by the sizes, so results never depend on timing
+chunks_per_thread: int = 4
+
 # fusion (torch: ``max_fusion_size``, ``realize_reads_threshold``, ``realize_opcount_threshold``)
 max_fusion_size: int = 64
 realize_reads_threshold: int = 4
