@@ -3,7 +3,7 @@
 
 * row sums as ``np.vecdot(v, ones)``: within float32 rounding of eager's pairwise sum, the same
   NaN / inf behaviour, any layout, float64, dynamic sizes, tiny shapes;
-* row-broadcast inputs expanded once per chunk: bit for bit;
+* row-broadcast inputs expanded once per call: bit for bit;
 * ``erf`` without its clamp, and the folded ``gelu``: accurate on the whole tail, compiled ==
   eager bit for bit.
 
@@ -125,7 +125,7 @@ def test_row_sums_with_dynamic_sizes(small_tiles):
 # --------------------------------------------------------------------------- row operands
 
 
-def test_layer_norm_weight_and_bias_expanded_once_per_chunk(small_tiles):
+def test_layer_norm_weight_and_bias_expanded_once_per_call(small_tiles):
     x, w, b = mtc.randn(96, 512), mtc.randn(512), mtc.randn(512)
     w.numpy()[3] = np.inf
     b.numpy()[5] = np.nan

@@ -340,7 +340,7 @@ class NumpyKernel:
         expand = [] if single else expand_row_operands(self.body.instrs, rows)
         body = _finish(self.body.instrs, "b", cpu=True)
         epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
-        out += [f"    {line}" for line in self.view_lines + heads]
+        out += [f"    {line}" for line in self.view_lines + heads + expand]
         slots = body["slots"]
         ind = "    " if single else "        "
         if single:
@@ -353,7 +353,6 @@ class NumpyKernel:
                      for k, (f, s) in enumerate(zip(flags, fr.sizes))]
             name = "b" if single else "s"
             out.append(f"{ind}{name}{j} = np.empty(({', '.join(shape)},), dtype=np.{dtype})")
-        out += [f"{ind}{line}" for line in expand]
         for j in range(len(self.accs)):
             out.append(f"{ind}acc{j} = None")
         if not single:

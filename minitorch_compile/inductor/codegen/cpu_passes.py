@@ -12,14 +12,15 @@ frame dims whose tiles run over the first one.
    cache, one thread: 0.094 against 0.237 ns per element).  Within float32 rounding of the
    pairwise sum numpy computes (BLAS adds in another order — as torch's vectorized reductions
    also do); NaN and infinities propagate as in any sum (``x * 1`` is exact).
-2. **Row-broadcast operands expanded once per chunk** (``expand_row_operands``).  An input
+2. **Row-broadcast operands expanded once per call** (``expand_row_operands``).  An input
    that does not vary along the tile dim but does along the last — layer norm's weight and
    bias, ``(1, 1024)`` against a ``(64, 1024)`` tile — makes numpy's iterator take its
    broadcasting path: 0.35 ns per element for a product, and with the row-sized ufunc buffer
    ``run_tiles`` sets for per-row values (``runtime.ufunc_bufsize``) it is slower still.
-   Copied once per chunk to a full tile (``w0``, as big as one tile buffer) the same op is a
-   same-shape pass (0.23 ns).  The copy is one pass per chunk, amortized over its tiles; a
-   kernel of one tile keeps the broadcast view.  Values are unchanged bit for bit.
+   Copied once per call to a full tile (``w0``, as big as one tile buffer, read by every chunk
+   and thread) the same op is a same-shape pass (0.23 ns).  The copy is one tile's pass per
+   call, amortized over all tiles; a kernel of one tile keeps the broadcast view.  Values are
+   unchanged bit for bit.
 """
 
 from __future__ import annotations
@@ -63,9 +64,9 @@ def row_sums_by_blas(instrs: list, last_size) -> list:
 
 def expand_row_operands(instrs: list, rows) -> list:
     """Replace each input view that varies along the last dim but not the tile dim, where an
-    elementwise op meets it with a full tile, by a per-chunk copy expanded to the tile's
-    rows; returns the chunk-level lines that make the copies (``rows``: the tile's rows, a
-    number or the kernel's ``rows`` variable)."""
+    elementwise op meets it with a full tile, by a copy expanded to the tile's rows, made once
+    per call and read by every chunk; returns the lines that make the copies (``rows``: the
+    tile's rows, a number or the kernel's ``rows`` variable)."""
     expanded: dict = {}
     lines = []
     for ins in instrs:
@@ -79,7 +80,7 @@ def expand_row_operands(instrs: list, rows) -> list:
             if a.expr not in expanded:
                 name = "w" + a.expr[1:]
                 lines.append(f"{name} = np.ascontiguousarray(np.broadcast_to({a.expr}, "
-                             f"(min({rows}, c1 - c0),) + {a.expr}.shape[1:]))")
+                             f"({rows},) + {a.expr}.shape[1:]))")
                 expanded[a.expr] = Value(expr=f"{name}[:t1 - t0]",
                                          flags=(True,) + tuple(a.flags[1:]), dtype=a.dtype)
             ins.args[k] = expanded[a.expr]
