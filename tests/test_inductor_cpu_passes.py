@@ -203,3 +203,23 @@ def test_gelu_other_dtypes_and_tanh_compile_like_eager(dtype):  # int64: promote
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got.numpy().astype(np.float64),
                                    want.numpy().astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+# --------------------------------------------------------------------------- run_tiles
+
+
+@pytest.mark.parametrize("chunks", [1, 3, 4])
+def test_dynamic_schedule_is_deterministic(small_tiles, chunks):
+    old = inductor.config.chunks_per_thread
+    inductor.config.chunks_per_thread = chunks
+    try:
+        x = mtc.randn(300, 70)
+        for fn in (lambda x: x.sum(), lambda x: x.sum(0), lambda x: mtc.softmax(x, -1),
+                   lambda x: x.cos() * 2):
+            mtc.dynamo.reset()
+            f = mtc.compile(fn)
+            first, second = f(x), f(x)
+            np.testing.assert_array_equal(first.numpy(), second.numpy())
+            _close(first, fn(x), rtol=1e-5, atol=1e-4)
+    finally:
+        inductor.config.chunks_per_thread = old
