@@ -39,8 +39,10 @@ def register_decomposition(*names):
 
 # ops a target keeps whole: its vector unit has the op as one instruction, so decomposing it
 # would only trade one pass over a tile for many (torch_npu's Inductor likewise drops the
-# decompositions of ops the npu runs natively; the Ascend C high-level API has ``Gelu``)
-KEPT_WHOLE = {"npu": {"aten::gelu"}}
+# decompositions of ops the npu runs natively; the Ascend C high-level API has ``Gelu``); the
+# CPU lowers float32 ``gelu`` as one shared body with its constants folded (``ops/_erf.py``:
+# 18 passes where the decomposition's makes 20), other dtypes call the eager kernel per tile
+KEPT_WHOLE = {"npu": {"aten::gelu"}, "cpu": {"aten::gelu"}}
 
 
 def get_decomposition(op, device_type: str = "cpu"):

@@ -1,15 +1,19 @@
 """What generated modules call at run time: the tile runner and strided views
 (``torch/_inductor/runtime/`` and the C++ ``parallel_for`` the CPU kernels use).
 
-``run_tiles(chunk, n, tile)`` splits ``range(n)`` into one contiguous chunk of whole tiles per
-worker and runs ``chunk(start, stop)`` for each on a thread pool (numpy ufuncs release the GIL,
-so two workers really use two cores); small loops run on the calling thread.  It returns the
-chunks' results in order (split reductions combine them).
+``run_tiles(chunk, n, tile)`` splits ``range(n)`` into contiguous chunks of whole tiles, up to
+``config.chunks_per_thread`` per worker, and the workers of a thread pool (the calling thread
+one of them) take the chunks in turn and run ``chunk(start, stop)`` for each — OpenMP's dynamic
+schedule: numpy ufuncs release the GIL, so two workers really use two cores, and a worker that
+is preempted, or waits for the GIL, takes fewer chunks.  Small loops run on the calling
+thread.  It returns the chunks' results in chunk order (split reductions combine them), so a
+result never depends on which thread ran what.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -59,11 +63,22 @@ def run_tiles(chunk, n: int, tile: int, work: int, row_broadcast: int | None = N
             or threading.current_thread().name.startswith("mtc-inductor"):
         return [chunk(0, n)]
     workers = min(threads, ntiles)
-    per = -(-ntiles // workers) * tile
+    pieces = min(ntiles, workers * max(1, config.chunks_per_thread))
+    per = -(-ntiles // pieces) * tile
     bounds = [(s, min(s + per, n)) for s in range(0, n, per)]
-    futures = [_get_pool(threads).submit(chunk, a, b) for a, b in bounds[1:]]
-    first = chunk(*bounds[0])
-    return [first] + [f.result() for f in futures]
+    results: list = [None] * len(bounds)
+    taken = itertools.count()  # next() on a count is atomic under the GIL
+
+    def worker():
+        for k in taken:
+            if k >= len(bounds):
+                return
+            results[k] = chunk(*bounds[k])
+    futures = [_get_pool(threads).submit(worker) for _ in range(workers - 1)]
+    worker()
+    for f in futures:
+        f.result()
+    return results  # in chunk order, whichever thread ran each: split reductions combine
 
 
 def _with_bufsize(chunk, bufsize: int, c0: int, c1: int):

@@ -55,6 +55,7 @@ from ..virtualized import V
 from . import cpu_indirect as ci  # indirect loads and stores, index_expr, argmax
 from .common import Value, const_repr, np_dtype
 from .cpp_utils import Instr, _finish
+from .cpu_passes import expand_row_operands, row_sums_by_blas
 from .simd import Frame, _orient_square, _row_broadcast, rewrite, simplify_frame
 
 __all__ = ["Instr", "NumpyKernel", "NumpyKernelHandler", "_finish"]  # npu.py builds on these
@@ -341,8 +342,6 @@ class NumpyKernel:
 
     def codegen(self) -> str:
         fr = self.frame
-        body = _finish(self.body.instrs, "b", cpu=True)
-        epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
         params = ", ".join(f"{'out' if n in self.group.writes else 'in'}_{n}"
                            for n in self.args)
         out = [f"def {self.name}({params}):"]
@@ -354,7 +353,12 @@ class NumpyKernel:
             rows = max(1, min(fr.sizes[0], config.tile_bytes //
                               max(numel(fr.sizes[1:]) * self.itemsize(), 1)))
             single = fr.sizes[0] <= rows  # one tile: no loop, no chunks, no thread pool
-        out += [f"    {line}" for line in self.view_lines]
+        # cheaper forms of some passes (cpu_passes.py): row sums by BLAS, row operands expanded
+        heads = row_sums_by_blas(self.body.instrs, fr.sizes[-1]) if not self.split else []
+        expand = [] if single else expand_row_operands(self.body.instrs, rows)
+        body = _finish(self.body.instrs, "b", cpu=True)
+        epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
+        out += [f"    {line}" for line in self.view_lines + heads + expand]
         slots = body["slots"]
         ind = "    " if single else "        "
         if single:
