@@ -18,10 +18,15 @@ from . import (  # noqa: F401
     gather_scatter,
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
+    linalg,  # einsum, tensordot, outer, baddbmm, linalg_cross, linalg_vector_norm
     matmul,
     nn_ops,
     pointwise,
+    pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
     reductions,
+    scan,  # cumsum, cumprod, prod
+    sorting,  # sort, argsort, topk, kthvalue, median
+    tensor_transformations,  # roll, tril/triu, diag, movedim, tile, repeat_interleave, ...
     view_replay,  # slice_scatter, select_scatter; replaying and scattering through views
     views,
 )

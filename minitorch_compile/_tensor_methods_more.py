@@ -1,0 +1,59 @@
+"""Tensor methods of the breadth ops (``x.cumsum(0)``, ``x.masked_fill_(m, 0)``, ``x.sort()``),
+kept apart from ``_tensor_methods.py`` so each file stays one a reader can hold.
+
+As there: methods whose signature is the schema's are generated from the op table; those with
+torch's overloads, varargs or named-tuple results call the functions of ``_api_more.py``.  The
+in-place view ops ``unsqueeze_``/``squeeze_``/``transpose_``/``t_`` are not here: they change a
+tensor's shape in place, which the view machinery does not model.
+"""
+
+from __future__ import annotations
+
+from . import _api as F
+from . import _api_more as M
+from ._tensor import Tensor
+from .ops._ops import ops
+
+_aten = ops.aten
+
+_GENERATED_METHODS = """
+atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
+tril triu diag roll movedim expand_as unflatten outer baddbmm repeat_interleave
+""".split()
+_INPLACE = "atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ " \
+           "tril_ triu_".split()
+
+
+def _install_generated():
+    for name in _GENERATED_METHODS + _INPLACE:
+        (op,) = getattr(_aten, name).overloads.values()
+        setattr(Tensor, name, F.generate_function(op, name, first="self"))
+
+
+_install_generated()
+
+
+def _method(fn):
+    setattr(Tensor, fn.__name__, fn)
+    return fn
+
+
+Tensor.arctan2 = Tensor.atan2
+Tensor.arctan2_ = Tensor.atan2_
+Tensor.moveaxis = Tensor.movedim
+Tensor.sort = M.sort
+Tensor.argsort = M.argsort
+Tensor.topk = M.topk
+Tensor.kthvalue = M.kthvalue
+Tensor.median = M.median
+Tensor.prod = M.prod
+Tensor.aminmax = M.aminmax
+Tensor.norm = M.norm
+Tensor.cross = M.cross
+Tensor.count_nonzero = M.count_nonzero
+Tensor.take_along_dim = M.take_along_dim
+
+
+@_method
+def tile(self, *dims):
+    return M.tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
