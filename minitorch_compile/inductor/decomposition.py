@@ -159,10 +159,8 @@ def masked_fill(x, mask, value):
     from .._api import where
 
     if hasattr(value, "dtype"):
-        value = value.to(x.dtype)
-        return where(mask, value, x)
-    return where(mask, x.new_full((), value), x) if False else where(mask, _cast_number(value,
-                                                                                      x.dtype), x)
+        return where(mask, value.to(x.dtype), x)
+    return where(mask, _cast_number(value, x.dtype), x)
 
 
 def _cast_number(value, dtype):

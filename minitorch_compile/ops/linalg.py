@@ -52,8 +52,8 @@ def _parse_equation(equation: str, tensors) -> tuple[list[str], str]:
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(tensors):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
-                           f"equation" if len(tensors) > len(terms) else
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(tensors) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the "
                            "equation")
     ell_dims = max((t.ndim - (len(s) - 3) for s, t in zip(terms, tensors) if "..." in s),

@@ -122,6 +122,16 @@ lerp = defop("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", POINTWISE
 # ---------------------------------------------------------------- addcmul / addcdiv
 
 
+def _addc_kernel(combine):
+    """``a + value * combine(t1, t2)``; an int ``value`` wraps to an integer dtype as torch's
+    C++ cast does (``-1`` is 255 in uint8)."""
+    def kernel(a, t1, t2, value=1):
+        if type(value) is int and a.dtype.kind in "iu":
+            value = _dtype.wrap_int(value, a.dtype)
+        return a + value * combine(t1, t2)
+    return kernel
+
+
 def _addc_meta(name):
     def meta(self, tensor1, tensor2, value=1):
         if name == "addcdiv" and not tensor1.dtype.is_floating_point and \
@@ -143,7 +153,7 @@ def _addc_meta(name):
 
 addcmul = defop(
     "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-    POINTWISE, kernel=lambda a, t1, t2, value=1: a + value * (t1 * t2), promotion=DEFAULT,
+    POINTWISE, kernel=_addc_kernel(np.multiply), promotion=DEFAULT,
     meta=_addc_meta("addcmul"), inplace=True,
     derivatives={"self": lambda grad: grad,
                  "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
@@ -151,7 +161,7 @@ addcmul = defop(
 
 addcdiv = defop(
     "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-    POINTWISE, kernel=lambda a, t1, t2, value=1: a + value * (t1 / t2), promotion=DEFAULT,
+    POINTWISE, kernel=_addc_kernel(np.true_divide), promotion=DEFAULT,
     meta=_addc_meta("addcdiv"), inplace=True,
     derivatives={"self": lambda grad: grad,
                  "tensor1": lambda grad, tensor2, value: grad * value / tensor2,
