@@ -180,12 +180,11 @@ def _repeat_interleave(self, repeats, dim=None, output_size=None):
         raise RuntimeError("repeats can not be negative")
     x = self.reshape(-1) if dim is None else self
     d = 0 if dim is None else wrap_dim(dim, x.ndim)
-    if x.ndim == 0:
-        x = x.reshape(1)
+    inserted = x.unsqueeze(d + 1)  # a 0-dim self with a dim: torch's IndexError, from here
     shape = list(x.shape)
     expanded = shape[:d + 1] + [repeats] + shape[d + 1:]
     shape[d] *= repeats
-    return x.unsqueeze(d + 1).expand(tuple(expanded)).reshape(tuple(shape))
+    return inserted.expand(tuple(expanded)).reshape(tuple(shape))
 
 
 repeat_interleave = defop(
