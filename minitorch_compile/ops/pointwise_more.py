@@ -45,8 +45,8 @@ def _float_only(name):
     def meta(self, other):
         _, result = elementwise_dtypes(DEFAULT, self, other)
         if not result.is_floating_point:
-            raise MetaError(f'"{name}_cpu" not implemented for '
-                            f"'{_dtype.scalar_type_name(result)}'")
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{_dtype.scalar_type_name(result)}'")
         return TensorMeta(broadcast_shapes(*_shapes(self, other)), result)
     return meta
 
@@ -102,8 +102,8 @@ def _lerp_meta(self, end, weight):
             raise MetaError(f"expected dtype {self.dtype.name} for `{name}` but got dtype "
                             f"{v.dtype.name}")
     if not self.dtype.is_floating_point:
-        raise MetaError(f"\"lerp_kernel_scalar\" not implemented for "
-                        f"'{_dtype.scalar_type_name(self.dtype)}'")
+        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for "
+                                  f"'{_dtype.scalar_type_name(self.dtype)}'")
     return TensorMeta(broadcast_shapes(*_shapes(self, end, weight)), self.dtype)
 
 

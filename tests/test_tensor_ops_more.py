@@ -1,0 +1,279 @@
+"""The tensor ops ordinary programs meet (cumsum, sort, masked_fill, einsum, norm, ...): what the
+OpInfo-generated tests (``opinfo_tensorops.py``) cannot say on their own.
+
+* the public spellings: ``mtc.X`` functions, Tensor methods, in-place variants, named tuples,
+  overloads (``prod(x)`` / ``prod(x, dim)``);
+* gradients where the generic smooth samples never go: zeros in ``prod``/``cumprod``, ties in
+  ``sort``, clamped ``logit``, ``masked_fill``'s value — against torch where installed;
+* torch's errors for bad input (same exception type), eager and traced alike;
+* compiled (``inductor`` and ``aot_eager``) == eager on small programs using them, with the
+  pointwise ones fused into generated kernels and the others run as logged fallbacks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitorch_compile as mtc
+from minitorch_compile import inductor
+
+try:
+    import torch
+except ImportError:  # the torch comparisons skip
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+
+def _t(a, grad=False):
+    return mtc.tensor(np.asarray(a), requires_grad=grad)
+
+
+def _torch(a, grad=False):
+    return torch.tensor(np.asarray(a), requires_grad=grad)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def test_functions_methods_and_inplace_variants_exist_and_agree():
+    x = mtc.tensor([[3.0, 1.0, 2.0], [0.5, 5.0, 4.0]])
+    m = x > 2
+    assert mtc.equal(x.masked_fill(m, 0), mtc.masked_fill(x, m, 0))
+    y = x.clone()
+    assert y.masked_fill_(m, -1.0) is y and mtc.equal(y, x.masked_fill(m, -1.0))
+    assert mtc.equal(x.cumsum(1), mtc.cumsum(x, dim=1))
+    z = x.clone()
+    z.addcmul_(x, x, value=0.5)
+    assert np.allclose(z.numpy(), (x + 0.5 * x * x).numpy())
+    z = x.clone()
+    z.lerp_(mtc.zeros_like(x), 0.25)
+    assert np.allclose(z.numpy(), 0.75 * x.numpy())
+    t = x.clone()
+    t.tril_()
+    assert mtc.equal(t, x.tril())
+    assert mtc.equal(mtc.arctan2(x, x), mtc.atan2(x, x))
+    assert x.moveaxis(0, 1).shape == (3, 2)
+
+
+def test_named_tuples_and_overloads():
+    x = mtc.tensor([[3.0, 1.0, 2.0], [0.5, 5.0, 4.0]])
+    s = x.sort(dim=1, descending=True)
+    assert type(s).__name__ == "sort" and mtc.equal(s.values, s[0])
+    assert mtc.equal(x.gather(1, s.indices), s.values)
+    t = mtc.topk(x, 2)
+    assert t.values.tolist() == [[3.0, 2.0], [5.0, 4.0]] and t.indices.tolist() == [[0, 2],
+                                                                                     [1, 2]]
+    assert x.kthvalue(2, 1).values.tolist() == [2.0, 4.0]
+    assert x.median().item() == 2.0 and x.median(1).values.tolist() == [2.0, 4.0]
+    assert x.prod().item() == pytest.approx(60.0) and x.prod(1, keepdim=True).shape == (2, 1)
+    mm = x.aminmax()
+    assert (mm.min.item(), mm.max.item()) == (0.5, 5.0)
+    assert x.argsort(dim=0).tolist() == [[1, 0, 0], [0, 1, 1]]
+    assert mtc.count_nonzero(mtc.tensor([0, 1, 2, 0])).item() == 2
+    assert x.norm().item() == pytest.approx(float(np.linalg.norm(x.numpy())))
+    assert mtc.linalg.vector_norm(x, 1, dim=1).tolist() == [6.0, 9.5]
+    assert x.tile(2).shape == (2, 6) and x.tile(2, 1, 1).shape == (2, 2, 3)
+
+
+def test_result_dtypes_follow_torch():
+    i = mtc.tensor([1, 2, 3], dtype=mtc.int32)
+    b = mtc.tensor([True, False])
+    assert i.cumsum(0).dtype is mtc.int64 and b.cumsum(0).dtype is mtc.int64
+    assert b.prod().dtype is mtc.int64 and i.prod(0).dtype is mtc.int64
+    assert i.cumsum(0, dtype=mtc.float64).dtype is mtc.float64
+    assert mtc.atan2(i, i).dtype is mtc.float32
+    assert i.sort().indices.dtype is mtc.int64 and i.sort().values.dtype is mtc.int32
+    assert i.masked_fill(i > 1, 2.7).tolist() == [1, 2, 2]  # the value is cast to self's dtype
+    assert mtc.addcmul(i, i, i).dtype is mtc.int32
+
+
+# --------------------------------------------------------------------------- sorting details
+
+
+@needs_torch
+def test_sort_ties_nan_and_descending_match_torch():
+    a = np.array([[2.0, np.nan, 1.0, 2.0, -np.inf, 1.0, np.nan, 0.0]])
+    for descending in (False, True):
+        ours = mtc.sort(_t(a), descending=descending, stable=True)
+        theirs = torch.sort(_torch(a), descending=descending, stable=True)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        assert ours.indices.tolist() == theirs.indices.tolist()
+
+
+def test_topk_unsorted_gives_the_same_set():
+    x = mtc.tensor([5.0, 1.0, 4.0, 2.0, 3.0])
+    v, i = x.topk(3, sorted=False)
+    assert sorted(v.tolist()) == [3.0, 4.0, 5.0] and mtc.equal(x[i], v)
+    assert x.topk(2, largest=False).values.tolist() == [1.0, 2.0]
+
+
+@needs_torch
+def test_median_propagates_nan_like_torch():
+    a = np.array([[1.0, np.nan, 3.0], [3.0, 1.0, 2.0]])
+    ours, theirs = _t(a).median(1), _torch(a).median(1)
+    np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+    assert ours.indices.tolist() == theirs.indices.tolist()
+
+
+# --------------------------------------------------------------------------- gradients
+
+
+def _grads(fn_m, fn_t, *arrays):
+    xs = [_t(a, True) for a in arrays]
+    fn_m(*xs).sum().backward()
+    ts = [_torch(a, True) for a in arrays]
+    fn_t(*ts).sum().backward()
+    for x, t in zip(xs, ts):
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@needs_torch
+@given(st.lists(st.sampled_from([0.0, 0.0, 1.5, -2.0, 3.0, 0.5]), min_size=1, max_size=6),
+       st.integers(0, 1))
+def test_prod_and_cumprod_gradients_with_zeros_match_torch(values, which):
+    a = np.array(values, dtype=np.float64)
+    if which:
+        _grads(lambda x: x.prod(), lambda x: x.prod(), a)
+        _grads(lambda x: x.reshape(1, -1).prod(1), lambda x: x.reshape(1, -1).prod(1), a)
+    else:
+        _grads(lambda x: x.cumprod(0) * mtc.arange(len(values)),
+               lambda x: x.cumprod(0) * torch.arange(len(values)), a)
+
+
+@needs_torch
+def test_selected_gradients_match_torch():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4))
+    mask = a > 0
+    _grads(lambda x: x.sort(1, descending=True).values * mtc.arange(4.0),
+           lambda x: x.sort(1, descending=True).values * torch.arange(4.0), a)
+    _grads(lambda x: x.topk(2, 0).values ** 2, lambda x: x.topk(2, 0).values ** 2, a)
+    _grads(lambda x, v: x.masked_fill(_t(mask), v[0]) ** 2,
+           lambda x, v: x.masked_fill(_torch(mask), v[0]) ** 2, a, np.array([0.5]))
+    _grads(lambda x: x.logit(eps=0.2), lambda x: x.logit(eps=0.2), rng.uniform(0, 1, (5,)))
+    _grads(lambda x: x.norm(dim=1) + x.norm(float("inf")) + x.norm(3),
+           lambda x: x.norm(dim=1) + x.norm(float("inf")) + x.norm(3), a)
+    _grads(lambda x: mtc.einsum("ij,kj->ik", x, x.cos()),
+           lambda x: torch.einsum("ij,kj->ik", x, x.cos()), a)
+    _grads(lambda x: x.diag(1), lambda x: x.diag(1), a)
+    _grads(lambda x: x.roll((1, -2), (0, 1)) * mtc.arange(4.0),
+           lambda x: x.roll((1, -2), (0, 1)) * torch.arange(4.0), a)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _raises_same(fn_m, fn_t):
+    with pytest.raises(Exception) as ours:
+        fn_m(mtc)
+    if torch is not None:
+        with pytest.raises(Exception) as theirs:
+            fn_t(torch)
+        assert isinstance(ours.value, type(theirs.value)) or \
+            isinstance(theirs.value, type(ours.value)), (ours.value, theirs.value)
+    return ours.value
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.zeros(3).masked_fill(L.ones(3), 1.0),  # non-bool mask
+    lambda L: L.zeros(3).masked_fill(L.ones(3) > 0, L.ones(2)),  # value with dims
+    lambda L: L.tril(L.zeros(3)),  # 1-D
+    lambda L: L.zeros(3).topk(4),  # k too large
+    lambda L: L.zeros(3).kthvalue(0),
+    lambda L: L.zeros(2, 2).cumsum(2),  # dim out of range
+    lambda L: L.zeros(2, 3).roll([1, 2], [0]),  # shifts and dims disagree
+    lambda L: L.einsum("ij,jk->ik", L.zeros(2, 3), L.zeros(4, 2)),  # sizes disagree
+    lambda L: L.einsum("ijk->i", L.zeros(2, 3)),  # too many subscripts
+    lambda L: L.outer(L.zeros(2, 2), L.zeros(2)),
+    lambda L: L.diag(L.zeros(2, 2, 2)),
+    lambda L: L.zeros(3, dtype=L.int64).norm(),  # integer norm
+    lambda L: L.lerp(L.zeros(2), L.zeros(2, dtype=L.float64), 0.5),  # dtype mismatch
+    lambda L: L.addcdiv(L.zeros(2), L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64)),
+    lambda L: L.hypot(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64)),
+    lambda L: L.lerp(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64), 1),
+    lambda L: L.cross(L.zeros(2, 2), L.zeros(2, 2), dim=1),
+    lambda L: L.repeat_interleave(L.tensor(2.0), 2, dim=0),
+    lambda L: L.movedim(L.zeros(2, 3), (0, 0), (0, 1)),
+])
+def test_bad_input_raises_torchs_error_type(case):
+    _raises_same(case, case)
+
+
+def test_traced_code_fails_where_eager_code_does():
+    f = mtc.compile(lambda x: x.topk(5), backend="eager", fullgraph=True)
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        f(mtc.zeros(3))
+
+
+# --------------------------------------------------------------------------- compiled
+
+
+def _program(x, y):
+    m = x > 0.5
+    a = x.masked_fill(m, 0.0) + mtc.atan2(x, y) * mtc.hypot(x, y)
+    b = mtc.logaddexp(a, y).lerp(x, 0.3).addcmul(x, y, value=0.5).addcdiv(x, y.abs() + 1)
+    c = b.cumsum(1) + b.sort(1).values - b.topk(2, 1).values.sum(1, keepdim=True)
+    d = mtc.einsum("ij,kj->ik", c, x) + mtc.outer(x[:, 0], y[0]).sum()
+    e = d.tril() + d.triu(1).roll(1, 0) + x.norm(dim=1, keepdim=True).expand_as(d)
+    return (e.prod(1) + e.movedim(0, 1).sum(0)).sum() + x.repeat_interleave(2, 0).mean()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compiled_program_equals_eager_values_and_gradients(backend):
+    rng = np.random.default_rng(1)
+    xa, ya = rng.uniform(0.1, 1, (4, 4)).astype(np.float32), \
+        rng.uniform(0.1, 1, (4, 4)).astype(np.float32)
+    x, y = _t(xa, True), _t(ya, True)
+    expected = _program(x, y)
+    expected.backward()
+    gx, gy = x.grad.numpy().copy(), y.grad.numpy().copy()
+    mtc.dynamo.reset()
+    x2, y2 = _t(xa, True), _t(ya, True)
+    f = mtc.compile(_program, backend=backend, fullgraph=True)
+    got = f(x2, y2)
+    got.backward()
+    np.testing.assert_allclose(got.item(), expected.item(), rtol=1e-4)
+    np.testing.assert_allclose(x2.grad.numpy(), gx, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(y2.grad.numpy(), gy, rtol=1e-3, atol=1e-4)
+
+
+def test_pointwise_ones_fuse_into_one_kernel_with_no_fallback():
+    def f(x, y):
+        return (mtc.atan2(x, y) + mtc.hypot(x, y)).masked_fill(x > 0, 1.0).lerp(y, 0.5) \
+            .addcmul(x, y).addcdiv(x, y) + mtc.logaddexp(x, y) + x.logit(0.1)
+
+    x, y = mtc.rand(8, 8) + 0.1, mtc.rand(8, 8) + 0.1
+    start = len(inductor.compiled_graphs)
+    out = mtc.compile(f, backend="inductor", fullgraph=True)(x, y)
+    np.testing.assert_allclose(out.numpy(), f(x, y).numpy(), rtol=1e-5, atol=1e-6)
+    (graph,) = inductor.compiled_graphs[start:]
+    assert len(graph.kernels) == 1 and graph.fallbacks == []
+
+
+def test_sort_cumsum_einsum_run_as_logged_fallbacks_or_extern_kernels():
+    def f(x):
+        return x.sort(0).values.cumsum(0) @ x + mtc.einsum("ij,jk->ik", x, x)
+
+    x = mtc.randn(5, 5)
+    start = len(inductor.compiled_graphs)
+    out = mtc.compile(f, backend="inductor", fullgraph=True)(x)
+    np.testing.assert_allclose(out.numpy(), f(x).numpy(), rtol=1e-5, atol=1e-5)
+    (graph,) = inductor.compiled_graphs[start:]
+    reasons = dict(graph.fallbacks)
+    assert "aten.sort.default" in reasons and "aten.cumsum.default" in reasons
+    assert all("no lowering" in r for r in reasons.values())
+    assert "einsum" not in graph.source  # einsum became permute/reshape/bmm
+
+
+def test_dynamic_shapes_compile_once():
+    f = mtc.compile(lambda x: x.cumsum(-1).topk(2, -1).values + x.tril()[:, :2].sum(),
+                    backend="aot_eager", dynamic=True)
+    for n in (3, 5, 7):
+        x = mtc.randn(n, n)
+        np.testing.assert_allclose(
+            f(x).numpy(), (x.cumsum(-1).topk(2, -1).values + x.tril()[:, :2].sum()).numpy(),
+            rtol=1e-5)
