@@ -19,9 +19,10 @@ _aten = ops.aten
 _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
 tril triu diag roll movedim expand_as unflatten outer baddbmm repeat_interleave
+index_add index_copy index_fill scatter_reduce
 """.split()
 _INPLACE = "atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ " \
-           "tril_ triu_".split()
+           "tril_ triu_ index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_".split()
 
 
 def _install_generated():
@@ -57,3 +58,18 @@ Tensor.take_along_dim = M.take_along_dim
 @_method
 def tile(self, *dims):
     return M.tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+
+@_method
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """torch's ``scatter_.src``/``scatter_.value``; ``reduce="add"``/``"multiply"`` is the
+    deprecated spelling of ``scatter_reduce_`` with ``sum``/``prod``."""
+    src = value if src is None else src
+    if not isinstance(src, Tensor):
+        src = F.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
+    if reduce is not None:
+        modes = {"add": "sum", "multiply": "prod"}
+        if reduce not in modes:
+            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+        return _aten.scatter_reduce_(self, dim, index, src, modes[reduce])
+    return _aten.scatter_(self, dim, index, src)

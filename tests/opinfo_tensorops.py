@@ -436,3 +436,92 @@ def _norm_ref(a, ord=2, dim=None, keepdim=False):  # noqa: A002
 
 
 opinfo("linalg_vector_norm", _norm_sample, _norm_ref, same(), dtypes=FLOATS)
+
+# ---------------------------------------------------------------- index_add / copy / fill
+
+
+def _index_vector_sample(op):
+    def sample(g, dt):
+        a = g.array(g.shape(), dt)
+        d = g.dim(a.ndim)
+        n = a.shape[d % a.ndim] if a.ndim else 1
+        if op == "copy":  # distinct positions (torch leaves repeated writes unordered)
+            k = g.integers(0, n)
+            idx = np.asarray(g.draw(st.permutations(range(n)))[:k], dtype=np.int64)
+        else:
+            low = -n if op == "fill" and not g.grad else 0  # torch's backward: no negatives
+            idx = np.asarray(g.draw(st.lists(st.integers(low, n - 1), max_size=3)), np.int64)
+        if a.ndim == 0:  # a 0-dim self: one index, a 0-dim source
+            idx = np.zeros(1, np.int64)
+        if op == "fill":
+            value = g.array((), dt) if g.grad or g.bool() else g.scalar(dt)
+            return S(a, d, idx, value)
+        src_shape = list(a.shape) or [1]
+        src_shape[d % max(a.ndim, 1)] = idx.size
+        src = g.array(src_shape if a.ndim else (), dt)
+        if op == "add":
+            return S(a, d, idx, src, alpha=g.choice([1, 2]))
+        return S(a, d, idx, src)
+    return sample
+
+
+def _index_ref(op):
+    def ref(a, dim, idx, src, alpha=1):
+        out = a.copy().reshape(a.shape or (1,))
+        o = np.moveaxis(out, dim % out.ndim, 0)
+        if op == "add":
+            np.add.at(o, idx, np.moveaxis(np.asarray(src).reshape(
+                (idx.size,) + o.shape[1:] if a.ndim == 0 else src.shape), dim % out.ndim, 0)
+                * alpha)
+        elif op == "copy":
+            o[idx] = np.moveaxis(np.asarray(src).reshape(
+                (idx.size,) if a.ndim == 0 else src.shape), dim % out.ndim, 0)
+        else:
+            o[idx] = np.asarray(src).astype(a.dtype)
+        return out.reshape(a.shape)
+    return ref
+
+
+opinfo("index_add", _index_vector_sample("add"), _index_ref("add"), same(), dtypes=NUMERIC)
+opinfo("index_copy", _index_vector_sample("copy"), _index_ref("copy"), same(), dtypes=ALL)
+opinfo("index_fill", _index_vector_sample("fill"),
+       lambda a, dim, idx, value: _index_ref("fill")(a, dim, idx, value), same(), dtypes=ALL)
+
+
+def _scatter_reduce_sample(g, dt):
+    a = g.array(g.shape(min_dims=1), dt)
+    d = g.dim(a.ndim)
+    idx_shape = tuple(g.integers(1, s) for s in a.shape)
+    idx = np.asarray(g.draw(st.lists(st.integers(0, a.shape[d] - 1), min_size=int(np.prod(
+        idx_shape)), max_size=int(np.prod(idx_shape)))), np.int64).reshape(idx_shape)
+    reduces = ["sum", "mean", "amax", "amin"] + ([] if g.grad else ["prod"])
+    return S(a, d, idx, g.array(idx_shape, dt), g.choice(reduces), include_self=g.bool())
+
+
+def _scatter_reduce_ref(a, dim, idx, src, reduce, include_self=True):
+    d = dim % a.ndim
+    out = a.astype(np.float64) if reduce == "mean" else a.copy()
+    grid = list(np.ix_(*[np.arange(s) for s in idx.shape]))
+    grid[d] = idx
+    grid = tuple(grid)
+    count = np.zeros(a.shape, np.int64)
+    np.add.at(count, grid, 1)
+    if not include_self:
+        ident = {"sum": 0, "mean": 0, "prod": 1,
+                 "amax": -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min
+                 if a.dtype.kind in "iu" else False,
+                 "amin": np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max
+                 if a.dtype.kind in "iu" else True}[reduce]
+        out[count > 0] = ident
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+             "amin": np.minimum}[reduce]
+    ufunc.at(out, grid, src)
+    if reduce == "mean":
+        total = np.maximum(count + (1 if include_self else 0), 1)
+        out = np.floor(out / total) if a.dtype.kind in "iub" else out / total
+        out = out.astype(a.dtype)
+    return out
+
+
+opinfo("scatter_reduce.two", _scatter_reduce_sample, _scatter_reduce_ref, same(),
+       dtypes=(F32, F64, INT))

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     bitwise,
     creation,
     gather_scatter,
+    index_ops,  # index_add, index_copy, index_fill, scatter_reduce; scatter_, scatter_add_
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
     linalg,  # einsum, tensordot, outer, baddbmm, linalg_cross, linalg_vector_norm
