@@ -28,7 +28,7 @@ import numpy as np
 from .. import _api as F
 from .. import _dtype
 from .gather_scatter import _check_index_dtype, _check_same_rank, _index_grid, _pad_to
-from .table import OP_TABLE, INDEXING, MetaError, TensorMeta, _define_inplace, defop, wrap_dim
+from .table import INDEXING, OP_TABLE, MetaError, TensorMeta, _define_inplace, defop, wrap_dim
 
 # ---------------------------------------------------------------- shared checks
 
