@@ -164,6 +164,29 @@ def cdist(x1, x2, p=2.0):
     return _aten.linalg_vector_norm(diff, p, -1)
 
 
+def bernoulli(input, p=None, *, generator=None):  # noqa: A002
+    if p is None:
+        return _aten.bernoulli.default(input)
+    return _aten.bernoulli.p(input, p)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None):
+    """torch's four forms: tensor/tensor, number/tensor, tensor/number, number/number + size."""
+    from ._api import full_like
+    from ._tensor import Tensor
+
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal() missing required argument 'size'")
+        return _aten.normal.float_float(float(mean), float(std), tuple(size), dtype=dtype,
+                                        device=device)
+    if not isinstance(mean, Tensor):
+        mean = full_like(std, mean)
+    if not isinstance(std, Tensor):
+        std = full_like(mean, std)
+    return _aten.normal.Tensor_Tensor(mean, std)
+
+
 def hstack(tensors):
     return _aten.hstack(list(tensors))
 
@@ -178,4 +201,4 @@ def tile(input, dims):  # noqa: A002
 
 __all__ = ["sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax", "einsum",
            "tensordot", "norm", "cross", "linalg", "count_nonzero", "take_along_dim",
-           "meshgrid", "cdist", "hstack", "vstack", "tile"]
+           "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal"]

@@ -19,7 +19,7 @@ _aten = ops.aten
 _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
 tril triu diag roll movedim expand_as unflatten outer baddbmm repeat_interleave
-index_add index_copy index_fill scatter_reduce
+index_add index_copy index_fill scatter_reduce multinomial
 """.split()
 _INPLACE = "atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ " \
            "tril_ triu_ index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_".split()
@@ -53,6 +53,7 @@ Tensor.norm = M.norm
 Tensor.cross = M.cross
 Tensor.count_nonzero = M.count_nonzero
 Tensor.take_along_dim = M.take_along_dim
+Tensor.bernoulli = M.bernoulli
 
 
 @_method
@@ -73,3 +74,25 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
             raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
         return _aten.scatter_reduce_(self, dim, index, src, modes[reduce])
     return _aten.scatter_(self, dim, index, src)
+
+
+# ---------------------------------------------------------------- in-place sampling
+# (torch's ``bernoulli_``/``normal_``/``uniform_``: a fresh sample copied in, so autograd and
+# the version counter see one ``copy_``, and a leaf that requires grad refuses it as torch does)
+
+
+@_method
+def bernoulli_(self, p=0.5, *, generator=None):
+    sample = M.bernoulli(self, p) if not isinstance(p, Tensor) else \
+        M.bernoulli(p.expand(tuple(self.shape)).to(self.dtype))
+    return self.copy_(sample)
+
+
+@_method
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    return self.copy_(F.randn_like(self) * std + mean)
+
+
+@_method
+def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    return self.copy_(F.rand_like(self) * (to - from_) + from_)

@@ -525,3 +525,54 @@ def _scatter_reduce_ref(a, dim, idx, src, reduce, include_self=True):
 
 opinfo("scatter_reduce.two", _scatter_reduce_sample, _scatter_reduce_ref, same(),
        dtypes=(F32, F64, INT))
+
+# ---------------------------------------------------------------- sampling
+
+
+def _zero_or_one(out, s):
+    (y,) = out
+    assert np.all((y == 0) | (y == 1))
+
+
+opinfo("bernoulli", lambda g, dt: S(np.asarray(g.array(g.shape(), dt, "positive") / 3,
+                                               dtype=dt.np)),
+       None, same(), grad=False, check=_zero_or_one, torch_values=False)
+opinfo("bernoulli.p", lambda g, dt: S(g.array(g.shape(), dt), g.choice([0.0, 0.3, 1.0])),
+       None, same(), dtypes=ALL, grad=False, torch_values=False,
+       check=lambda out, s: _zero_or_one(out, s) if 0 < s.args[1] < 1 else
+       np.testing.assert_array_equal(out[0], np.full(s.args[0].shape, s.args[1])))
+
+
+def _normal_sample(g, dt):
+    s1, s2 = g.bshapes(2)
+    return S(g.array(s1, dt), g.array(s2, dt, "positive"))
+
+
+def _finite(out, s):
+    assert np.all(np.isfinite(out[0]))
+
+
+opinfo("normal.Tensor_Tensor", _normal_sample, None, same(), grad=False, check=_finite,
+       torch_values=False)
+opinfo("normal.float_float", lambda g, dt: S(0.5, 2.0, list(g.shape()), dtype=dt), None,
+       lambda s: s.kwargs["dtype"], grad=False, check=_finite, torch_values=False)
+
+
+def _multinomial_sample(g, dt):
+    w = g.array(g.shape(min_dims=1, max_dims=2), dt, "positive")
+    replacement = g.bool()
+    n = w.shape[-1]
+    return S(w, g.integers(1, 4 if replacement else n), replacement)
+
+
+def _multinomial_check(out, s):
+    (idx,) = out
+    w, k, replacement = s.args
+    assert idx.shape == w.shape[:-1] + (k,) and np.all((idx >= 0) & (idx < w.shape[-1]))
+    if not replacement:  # distinct categories in every row
+        rows = idx.reshape(-1, k)
+        assert all(len(set(r)) == k for r in rows.tolist())
+
+
+opinfo("multinomial", _multinomial_sample, None, lambda s: INT, grad=False,
+       check=_multinomial_check, torch_values=False)

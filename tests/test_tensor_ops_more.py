@@ -277,3 +277,69 @@ def test_dynamic_shapes_compile_once():
         np.testing.assert_allclose(
             f(x).numpy(), (x.cumsum(-1).topk(2, -1).values + x.tril()[:, :2].sum()).numpy(),
             rtol=1e-5)
+
+
+# --------------------------------------------------------------------------- sampling, scatter_
+
+
+def test_sampling_frequencies_follow_the_weights():
+    mtc.manual_seed(3)
+    w = mtc.tensor([[1.0, 0.0, 3.0], [2.0, 2.0, 4.0]])
+    draws = mtc.multinomial(w, 20000, replacement=True).numpy()
+    for row, weights in zip(draws, w.numpy()):
+        freq = np.bincount(row, minlength=3) / row.size
+        np.testing.assert_allclose(freq, weights / weights.sum(), atol=0.02)
+    # without replacement the first draw has the same law; a zero weight is never drawn
+    firsts = np.stack([mtc.multinomial(w, 2).numpy()[:, 0] for _ in range(3000)])
+    np.testing.assert_allclose(np.bincount(firsts[:, 0], minlength=3) / 3000, [0.25, 0, 0.75],
+                               atol=0.03)
+    p = mtc.full((20000,), 0.3)
+    assert abs(mtc.bernoulli(p).mean().item() - 0.3) < 0.02
+    n = mtc.normal(mtc.full((20000,), 2.0), 0.5)
+    assert abs(n.mean().item() - 2.0) < 0.02 and abs(n.std().item() - 0.5) < 0.02
+
+
+def test_normal_is_differentiable_in_mean_and_std():
+    mean, std = mtc.zeros(5, requires_grad=True), mtc.full((5,), 2.0, requires_grad=True)
+    y = mtc.normal(mean, std)
+    y.sum().backward()
+    assert mean.grad.tolist() == [1.0] * 5
+    np.testing.assert_allclose(std.grad.numpy(), (y.detach() / 2.0).numpy(), rtol=1e-6)
+
+
+def test_inplace_sampling_and_scatter_():
+    x = mtc.zeros(4, 5)
+    assert x.uniform_(2.0, 3.0) is x and bool(((x >= 2) & (x < 3)).all())
+    x.normal_(0.0, 1.0)
+    assert x._version >= 2
+    leaf = mtc.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.normal_()
+    y = mtc.zeros(2, 3)
+    y.scatter_(1, mtc.tensor([[2], [0]]), 5.0)
+    assert y.tolist() == [[0, 0, 5], [5, 0, 0]]
+    y.scatter_(1, mtc.tensor([[2], [0]]), mtc.tensor([[2.0], [3.0]]), reduce="multiply")
+    assert y.tolist() == [[0, 0, 10], [15, 0, 0]]
+    y.scatter_add_(0, mtc.tensor([[1, 1, 1]]), mtc.ones(1, 3))
+    assert y.tolist() == [[0, 0, 10], [16, 1, 1]]
+    y.index_add_(1, mtc.tensor([0, 0]), mtc.ones(2, 2))
+    assert y[:, 0].tolist() == [2, 18]
+
+
+@needs_torch
+def test_scatter_reduce_and_index_ops_match_torch_on_repeated_indices():
+    a = np.arange(12.0).reshape(3, 4) - 5
+    idx = np.array([[0, 0, 2, 1], [2, 2, 2, 0]])
+    src = np.array([[1.0, -2.0, 3.0, 4.0], [5.0, 6.0, -7.0, 8.0]])
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            ours = _t(a).scatter_reduce(0, _t(idx), _t(src), reduce, include_self=include_self)
+            theirs = _torch(a).scatter_reduce(0, _torch(idx), _torch(src), reduce,
+                                              include_self=include_self)
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    for reduce in ("sum", "mean", "amax"):
+        _grads(lambda x, s: x.scatter_reduce(0, _t(idx), s, reduce),
+               lambda x, s: x.scatter_reduce(0, _torch(idx), s, reduce), a, src)
+    _grads(lambda x, s: x.index_add(0, _t(np.array([2, 0, 2])), s, alpha=2) ** 2,
+           lambda x, s: x.index_add(0, _torch(np.array([2, 0, 2])), s, alpha=2) ** 2,
+           a, src[:1].repeat(3, 0)[:, :4] + np.arange(3)[:, None])

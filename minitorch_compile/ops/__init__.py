@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     batch_norm,
     bitwise,
     creation,
+    distributions,  # bernoulli, normal, multinomial
     gather_scatter,
     index_ops,  # index_add, index_copy, index_fill, scatter_reduce; scatter_, scatter_add_
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
