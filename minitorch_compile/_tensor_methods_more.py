@@ -19,10 +19,12 @@ _aten = ops.aten
 _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
 tril triu diag roll movedim expand_as unflatten outer baddbmm repeat_interleave
-index_add index_copy index_fill scatter_reduce multinomial
+index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma
 """.split()
-_INPLACE = "atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ " \
-           "tril_ triu_ index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_".split()
+_INPLACE = """
+atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ tril_ triu_
+index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_ erfinv_ lgamma_ digamma_
+""".split()
 
 
 def _install_generated():
@@ -54,6 +56,7 @@ Tensor.cross = M.cross
 Tensor.count_nonzero = M.count_nonzero
 Tensor.take_along_dim = M.take_along_dim
 Tensor.bernoulli = M.bernoulli
+Tensor.polygamma = lambda self, n: F.polygamma(n, self)
 
 
 @_method

@@ -576,3 +576,38 @@ def _multinomial_check(out, s):
 
 opinfo("multinomial", _multinomial_sample, None, lambda s: INT, grad=False,
        check=_multinomial_check, torch_values=False)
+
+# ---------------------------------------------------------------- special functions
+
+
+def _open_unit_sample(g, dt):
+    return S(np.asarray(g.array(g.shape(), dt) * 0.3, dtype=dt.np))  # in (-0.9, 0.9)
+
+
+def _gamma_sample(g, dt):
+    """Away from the poles: positive values, or negative ones a quarter off an integer."""
+    a = g.array(g.shape(), dt)
+    if dt.is_floating_point:
+        a = np.where(a < 0, np.floor(a) + 0.25, a + 0.25).astype(dt.np)
+    else:
+        a = np.abs(a) + 1
+    return S(np.asarray(a, dtype=dt.np))
+
+
+def _ref_via_torch(name):
+    """torch is the reference where numpy has no such function (skips without torch)."""
+    def ref(*args):
+        import pytest
+        torch = pytest.importorskip("torch")
+        ts = [torch.from_numpy(a.astype(np.float64)) if isinstance(a, np.ndarray) else a
+              for a in args]
+        return getattr(torch, name)(*ts).numpy()
+    return ref
+
+
+pointwise("erfinv", _open_unit_sample, _ref_via_torch("erfinv"), TO_FLOAT, dtypes=FLOATS)
+pointwise("lgamma", _gamma_sample, _ref_via_torch("lgamma"), TO_FLOAT, dtypes=(F32, F64, INT))
+pointwise("digamma", _gamma_sample, _ref_via_torch("digamma"), TO_FLOAT, dtypes=(F32, F64, INT))
+opinfo("polygamma", lambda g, dt: S(g.integers(1, 3), _gamma_sample(g, dt).args[0]),
+       _ref_via_torch("polygamma"), lambda s: dtype_of(s.args[1]) if
+       dtype_of(s.args[1]).is_floating_point else F32, dtypes=(F32, F64))

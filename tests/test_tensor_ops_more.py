@@ -343,3 +343,28 @@ def test_scatter_reduce_and_index_ops_match_torch_on_repeated_indices():
     _grads(lambda x, s: x.index_add(0, _t(np.array([2, 0, 2])), s, alpha=2) ** 2,
            lambda x, s: x.index_add(0, _torch(np.array([2, 0, 2])), s, alpha=2) ** 2,
            a, src[:1].repeat(3, 0)[:, :4] + np.arange(3)[:, None])
+
+
+# --------------------------------------------------------------------------- special functions
+
+
+def test_special_functions_against_the_math_module():
+    import math
+
+    x = np.concatenate([np.linspace(-9.7, 40.0, 997), [0.5, 1.0, 2.0, 1e-8, 1e6]])
+    ours = mtc.lgamma(_t(x)).numpy()
+    np.testing.assert_allclose(ours, [math.lgamma(v) for v in x], rtol=1e-12, atol=1e-13)
+    y = np.linspace(-0.999, 0.999, 501)
+    inv = mtc.erfinv(_t(y)).numpy()
+    np.testing.assert_allclose([math.erf(v) for v in inv], y, rtol=0, atol=1e-15)
+    # digamma = d lgamma / dx (central differences of math.lgamma), trigamma = d digamma / dx
+    pts = np.linspace(0.3, 20.0, 50)
+    h = 1e-5
+    fd = [(math.lgamma(v + h) - math.lgamma(v - h)) / (2 * h) for v in pts]
+    np.testing.assert_allclose(mtc.digamma(_t(pts)).numpy(), fd, rtol=1e-7, atol=1e-7)
+    d = mtc.digamma
+    fd2 = ((d(_t(pts + h)) - d(_t(pts - h))) / (2 * h)).numpy()
+    np.testing.assert_allclose(mtc.polygamma(1, _t(pts)).numpy(), fd2, rtol=1e-6, atol=1e-6)
+    assert mtc.lgamma(_t([0.0, -3.0])).tolist() == [np.inf, np.inf]
+    assert mtc.erfinv(_t([1.0, -1.0])).tolist() == [np.inf, -np.inf]
+    assert np.isnan(mtc.erfinv(_t([1.5])).item())

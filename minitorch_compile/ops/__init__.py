@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     reductions,
     scan,  # cumsum, cumprod, prod
     sorting,  # sort, argsort, topk, kthvalue, median
+    special,  # erfinv, lgamma, digamma
     tensor_transformations,  # roll, tril/triu, diag, movedim, tile, repeat_interleave, ...
     view_replay,  # slice_scatter, select_scatter; replaying and scattering through views
     views,
