@@ -19,7 +19,7 @@ _aten = ops.aten
 _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
 tril triu diag roll movedim expand_as unflatten outer baddbmm repeat_interleave
-index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma
+index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma bincount
 """.split()
 _INPLACE = """
 atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ tril_ triu_

@@ -611,3 +611,48 @@ pointwise("digamma", _gamma_sample, _ref_via_torch("digamma"), TO_FLOAT, dtypes=
 opinfo("polygamma", lambda g, dt: S(g.integers(1, 3), _gamma_sample(g, dt).args[0]),
        _ref_via_torch("polygamma"), lambda s: dtype_of(s.args[1]) if
        dtype_of(s.args[1]).is_floating_point else F32, dtypes=(F32, F64))
+
+# ---------------------------------------------------------------- bucketization
+
+
+def _searchsorted_sample(g, dt):
+    values = g.array(g.shape(min_dims=1, max_dims=3), dt)
+    if g.bool():
+        seq = np.sort(g.array((g.integers(1, 4),), dt))
+    else:
+        seq = np.sort(g.array(values.shape[:-1] + (g.integers(1, 4),), dt), -1)
+    return S(seq, values, out_int32=g.bool(), right=g.bool())
+
+
+def _searchsorted_ref(seq, values, out_int32=False, right=False):
+    side = "right" if right else "left"
+    out = np.empty(values.shape, np.int32 if out_int32 else np.int64)
+    rows_s = seq.reshape(-1, seq.shape[-1])
+    rows_v = values.reshape(-1, values.shape[-1])
+    for i in range(rows_v.shape[0]):  # a per-row loop is fine in a reference
+        s = rows_s[0] if seq.ndim == 1 else rows_s[i]
+        out.reshape(-1, values.shape[-1])[i] = np.searchsorted(s, rows_v[i], side=side)
+    return out
+
+
+opinfo("searchsorted.Tensor", _searchsorted_sample, _searchsorted_ref,
+       lambda s: mtc.int32 if s.kwargs["out_int32"] else INT, dtypes=(F32, F64, INT),
+       grad=False)
+opinfo("bucketize.Tensor",
+       lambda g, dt: S(g.array(g.shape(), dt), np.sort(g.array((g.integers(1, 4),), dt)),
+                       right=g.bool()),
+       lambda x, b, right=False: np.searchsorted(b, x, side="right" if right else "left"),
+       lambda s: INT, dtypes=(F32, F64, INT), grad=False)
+
+
+def _bincount_sample(g, dt):
+    x = np.abs(g.array((g.integers(0, 5),), INT))
+    weights = g.array(x.shape, g.choice([F32, F64])) if g.bool() else None
+    return S(x, weights, g.integers(0, 3))
+
+
+opinfo("bincount", _bincount_sample,
+       lambda x, w=None, minlength=0: np.bincount(x, w, minlength),
+       lambda s: INT if s.args[1] is None or not s.args[0].size else dtype_of(s.args[1]),
+       dtypes=(INT,),
+       grad=False, dynamic_shape=lambda s: True)
