@@ -187,6 +187,18 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None)
     return _aten.normal.Tensor_Tensor(mean, std)
 
 
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # noqa: A002
+    """torch's three forms: ``(input, int)``, ``(input, Tensor)`` and ``(repeats)``."""
+    from ._tensor import Tensor
+
+    if repeats is None:  # repeat_interleave(repeats): the index form
+        return _aten.repeat_interleave.Tensor(input, output_size=output_size)
+    if isinstance(repeats, Tensor):
+        return _aten.repeat_interleave.self_Tensor(input, repeats, dim,
+                                                   output_size=output_size)
+    return _aten.repeat_interleave.self_int(input, repeats, dim, output_size=output_size)
+
+
 def hstack(tensors):
     return _aten.hstack(list(tensors))
 
@@ -201,4 +213,5 @@ def tile(input, dims):  # noqa: A002
 
 __all__ = ["sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax", "einsum",
            "tensordot", "norm", "cross", "linalg", "count_nonzero", "take_along_dim",
-           "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal"]
+           "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal",
+           "repeat_interleave"]

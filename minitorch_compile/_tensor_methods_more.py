@@ -18,7 +18,7 @@ _aten = ops.aten
 
 _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
-tril triu diag roll movedim expand_as unflatten outer baddbmm repeat_interleave
+tril triu diag roll movedim expand_as unflatten outer baddbmm
 index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma bincount
 """.split()
 _INPLACE = """
@@ -56,6 +56,7 @@ Tensor.cross = M.cross
 Tensor.count_nonzero = M.count_nonzero
 Tensor.take_along_dim = M.take_along_dim
 Tensor.bernoulli = M.bernoulli
+Tensor.repeat_interleave = M.repeat_interleave
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)
 
 

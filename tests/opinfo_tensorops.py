@@ -656,3 +656,31 @@ opinfo("bincount", _bincount_sample,
        lambda s: INT if s.args[1] is None or not s.args[0].size else dtype_of(s.args[1]),
        dtypes=(INT,),
        grad=False, dynamic_shape=lambda s: True)
+
+
+def _repeats_sample(g, dt):
+    return S(np.asarray(g.draw(st.lists(st.integers(0, 3), max_size=4)), np.int64))
+
+
+opinfo("repeat_interleave.Tensor", _repeats_sample,
+       lambda r: np.repeat(np.arange(r.size), r), lambda s: INT, dtypes=(INT,), grad=False,
+       dynamic_shape=lambda s: True)
+
+
+def _repeat_interleave_tensor_sample(g, dt):
+    a = g.array(g.shape(min_dims=1), dt)
+    d = g.choice([None, g.dim(a.ndim)])
+    n = a.size if d is None else a.shape[d]
+    r = np.asarray([g.integers(0, 2) for _ in range(n)] if g.bool() else g.integers(0, 2),
+                   np.int64)
+    return S(a, r, d)
+
+
+def _repeat_interleave_tensor_ref(a, r, dim=None):
+    if dim is None:
+        return np.repeat(a.reshape(-1), r)
+    return np.repeat(a, np.broadcast_to(r, (a.shape[dim],)), axis=dim % a.ndim)
+
+
+opinfo("repeat_interleave.self_Tensor", _repeat_interleave_tensor_sample,
+       _repeat_interleave_tensor_ref, same(), dtypes=ALL, dynamic_shape=lambda s: True)

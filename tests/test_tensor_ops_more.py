@@ -421,3 +421,15 @@ def test_one_op_program_compiled_equals_eager(name):
             assert a.grad is None
         else:
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_data_dependent_sizes_break_the_graph_and_stay_correct():
+    def f(x, r):
+        y = x.cos().repeat_interleave(r, dim=0)  # the size depends on r's values
+        return y.sum(0) + mtc.bincount(r).sum()
+
+    x, r = mtc.randn(3, 2), mtc.tensor([2, 0, 3])
+    reasons = [b.reason for b in mtc.dynamo.explain(f)(x, r).break_reasons]
+    assert any("DynamicOutputShapeException" in s for s in reasons), reasons
+    np.testing.assert_allclose(mtc.compile(f, backend="inductor")(x, r).numpy(), f(x, r).numpy(),
+                               rtol=1e-6)

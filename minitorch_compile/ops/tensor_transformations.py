@@ -17,7 +17,8 @@ Composites, recorded in graphs as the views they decompose into, as torch's are:
 * ``expand_as(other)``: ``expand(other.shape)``; ``unflatten(dim, sizes)``: ``view``;
 * ``tile(reps)``: ``repeat`` with ``reps`` padded with leading 1s to the tensor's rank;
 * ``repeat_interleave(r, dim)``: ``unsqueeze(dim + 1) -> expand r -> reshape`` (no dim: of
-  the flattened tensor);
+  the flattened tensor); with a tensor of per-slice repeats, ``index_select`` at
+  ``repeat_interleave(repeats)`` (a primitive: ``i`` written ``repeats[i]`` times);
 * ``hstack``/``vstack``: ``cat`` along dim 1 (0 for vectors) / dim 0 of ``atleast_1d``/``2d``.
 """
 
@@ -26,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _api as F
+from .. import _dtype
+from .indexing import _dynamic_output_shape, _has_data
 from .table import COMPOSITE, INDEXING, MetaError, TensorMeta, defop, wrap_dim
 
 
@@ -191,6 +194,50 @@ repeat_interleave = defop(
     "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, "
     "SymInt? output_size=None) -> Tensor", COMPOSITE, decomposition=_repeat_interleave,
     notes="int repeats only (torch also takes a tensor of per-element repeats)")
+
+
+def _repeat_interleave_tensor_meta(repeats, output_size=None):
+    if repeats.ndim != 1:
+        raise MetaError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype not in (_dtype.int64, _dtype.int32):
+        raise MetaError("repeats has to be Long or Int tensor")
+    if output_size is not None:
+        return TensorMeta((output_size,), repeats.dtype)
+    if not _has_data(repeats):
+        raise _dynamic_output_shape("repeat_interleave", "its repeats")
+    data = repeats._data
+    if data.size and data.min() < 0:
+        raise MetaError("repeats can not be negative")
+    return TensorMeta((int(data.sum()),), repeats.dtype)
+
+
+# ``repeat_interleave(repeats)``: the index ``i`` written ``repeats[i]`` times — the index an
+# ``index_select`` needs to repeat each slice its own number of times.  Its length is the sum of
+# the repeats, known only from their values (a graph break under ``mtc.compile``, as in torch).
+repeat_interleave_tensor = defop(
+    "repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+    INDEXING, meta=_repeat_interleave_tensor_meta, differentiable=False,
+    kernel=lambda repeats, output_size=None: np.repeat(
+        np.arange(repeats.shape[0], dtype=repeats.dtype), repeats))
+
+
+def _repeat_interleave_self_tensor(self, repeats, dim=None, output_size=None):
+    x = self.reshape(-1) if dim is None else self
+    d = 0 if dim is None else wrap_dim(dim, x.ndim)
+    n = x.shape[d] if x.ndim else 1
+    if repeats.ndim == 0 or repeats.numel() == 1:
+        repeats = repeats.reshape(1).expand((n,))
+    elif repeats.ndim != 1 or repeats.shape[0] != n:
+        raise RuntimeError("repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
+    index = F.ops.aten.repeat_interleave.Tensor(repeats, output_size=output_size)
+    return x.index_select(d, index)
+
+
+repeat_interleave_self_tensor = defop(
+    "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, "
+    "SymInt? output_size=None) -> Tensor", COMPOSITE,
+    decomposition=_repeat_interleave_self_tensor)
 
 
 def _atleast(t, n):
