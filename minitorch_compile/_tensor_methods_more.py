@@ -100,3 +100,47 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 @_method
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
     return self.copy_(F.rand_like(self) * (to - from_) + from_)
+
+
+# ---------------------------------------------------------------- in-place view ops
+# ``x.unsqueeze_(0)``: ``x`` itself takes the shape and strides of the view ``x.unsqueeze(0)``
+# (same storage).  Only where that cannot go wrong: not while tracing (a graph records ops on
+# values, and this changes a value's shape in place — Dynamo breaks the graph there), not on a
+# tensor in autograd's history (torch rebases its history; that is not modelled here), not on
+# a view (its view chain would no longer replay).  Each refusal says so.
+
+
+def _inplace_view(name, view):
+    def method(self, *args, **kwargs):
+        from ._dispatch import state
+        from .fx.fake_tensor import FakeTensor
+
+        if state.modes or isinstance(self, FakeTensor):
+            raise NotImplementedError(f"{name}: in-place view ops are not traced (this one "
+                                      "changes a tensor's shape in place)")
+        if self.requires_grad:
+            if self.is_leaf:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            raise NotImplementedError(f"{name} of a tensor that requires grad is not supported")
+        if self._base is not None:
+            raise NotImplementedError(f"{name} of a view is not supported")
+        out = view(self, *args, **kwargs)  # the out-of-place view: torch's checks and errors
+        self._data = out._data
+        self._bump_version()
+        return self
+    method.__name__ = name
+    return method
+
+
+def _t_checked(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return self.t()
+
+
+Tensor.unsqueeze_ = _inplace_view("unsqueeze_", Tensor.unsqueeze)
+Tensor.squeeze_ = _inplace_view("squeeze_", Tensor.squeeze)
+Tensor.transpose_ = _inplace_view("transpose_", Tensor.transpose)
+Tensor.t_ = _inplace_view("t_", _t_checked)

@@ -433,3 +433,39 @@ def test_data_dependent_sizes_break_the_graph_and_stay_correct():
     assert any("DynamicOutputShapeException" in s for s in reasons), reasons
     np.testing.assert_allclose(mtc.compile(f, backend="inductor")(x, r).numpy(), f(x, r).numpy(),
                                rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- in-place view ops
+
+
+def test_inplace_view_ops_change_the_tensor_itself():
+    x = mtc.zeros(2, 3)
+    assert x.unsqueeze_(0) is x and tuple(x.shape) == (1, 2, 3)
+    x.squeeze_(0)
+    x.t_()
+    assert tuple(x.shape) == (3, 2) and not x.is_contiguous()
+    x.transpose_(0, 1)
+    x[0, 2] = 7.0  # still the same storage
+    assert x.tolist() == [[0, 0, 7], [0, 0, 0]]
+    if torch is not None:
+        t = torch.zeros(2, 3)
+        t.unsqueeze_(0).squeeze_(0).t_().transpose_(0, 1)
+        assert tuple(t.shape) == tuple(x.shape) and t.stride() == x.stride()
+
+
+def test_inplace_view_ops_refuse_what_they_do_not_model():
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        mtc.zeros(3, requires_grad=True).unsqueeze_(0)
+    with pytest.raises(NotImplementedError, match="view"):
+        mtc.zeros(2, 3)[0].unsqueeze_(0)
+    with pytest.raises(RuntimeError, match="t_"):
+        mtc.zeros(2, 2, 2).t_()
+
+    def f(a):
+        b = a * 2
+        b.unsqueeze_(0)  # a graph break: run eagerly
+        return b.sum(1)
+
+    x = mtc.ones(2, 3)
+    assert "unsqueeze_" in mtc.dynamo.explain(f)(x).break_reasons[0].reason
+    assert mtc.equal(mtc.compile(f, backend="inductor")(x), f(x))
