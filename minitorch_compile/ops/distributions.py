@@ -13,7 +13,8 @@ compile with no rules of their own:
 non-negative weights; the kernel is vectorized over rows:
 
 * with replacement: inverse CDF — ``u ~ U(0, 1)`` per sample, index = how many normalized
-  cumulative weights lie at or below ``u`` (a comparison against the whole row);
+  cumulative weights lie at or below ``u``: one ``searchsorted`` for all rows, row ``r``'s
+  CDF and samples shifted by ``r`` so the rows occupy disjoint intervals;
 * without: the Gumbel-top-k trick — ``argsort(log w + Gumbel noise)`` descending, first ``k``
   — which draws ``k`` distinct categories with exactly the sequential-draw probabilities.
 
@@ -106,8 +107,11 @@ def _multinomial_kernel(w, num_samples, replacement=False, generator=None):
         cdf = np.cumsum(rows, -1)
         cdf /= cdf[:, -1:]
         u = rng.random((rows.shape[0], num_samples))
-        idx = (u[:, :, None] >= cdf[:, None, :]).sum(-1)
-        idx = np.minimum(idx, rows.shape[-1] - 1)
+        # one searchsorted for every row: row r's CDF (in [0, 1]) shifted to [r, r + 1]
+        r = np.arange(rows.shape[0])[:, None]
+        n = rows.shape[-1]
+        idx = np.searchsorted((cdf + r).reshape(-1), (u + r).reshape(-1), side="right")
+        idx = np.minimum(idx.reshape(u.shape) - r * n, n - 1)
     else:
         if np.any((rows > 0).sum(-1) < num_samples):
             raise RuntimeError("invalid multinomial distribution (with replacement=False, not "

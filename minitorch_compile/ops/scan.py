@@ -13,10 +13,10 @@ Gradients, written with tensor ops so they trace and differentiate again:
 * ``prod`` over a dim: ``dx_k = g * prod_{j != k} x_j``, the product of an *exclusive*
   cumprod from the left and one from the right — no division, so zeros are exact (torch
   special-cases zeros; this formula needs no case);
-* ``cumprod``: ``dx_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j``.  With ``x`` moved to
-  the last dim, row ``k`` of a square ``Y`` is ``x`` with ``x_k`` replaced by 1; then
-  ``cumprod(Y)[k, i]`` is that product, masked to ``i >= k`` and contracted with ``g``.
-  O(n²) in the scanned length, exact with zeros.
+* ``cumprod``: ``dx_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j`` — before a row's first
+  zero that is ``reverse_cumsum(g * result) / x``; at the first zero a product of the elements
+  before it and a cumprod of those after it; past it, 0.  O(n) and exact with zeros, written
+  with masks (``where``) so it traces and differentiates again.
 
 Inductor has no scan in its loop IR here: these run as fallback (extern) kernels.
 """
@@ -65,18 +65,26 @@ cumsum = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tenso
                derivatives={"self": _cumsum_backward})
 
 
-def _cumprod_backward(grad, self, dim):
+def _cumprod_backward(grad, self, dim, result):
+    """O(n), exact with zeros (torch's ``cumprod_backward``, written with masks):
+
+    * before a row's first zero: ``dx_k = reverse_cumsum(g * result)_k / x_k``;
+    * at the first zero ``z``: ``dx_z = prod_{j<z} x_j * sum_{i>=z} g_i prod_{z<j<=i} x_j``
+      (the inner products: a cumprod of ``x`` with every position up to ``z`` set to 1);
+    * after it: 0 (every product there holds ``x_z = 0``)."""
     if self.ndim == 0 or self.numel() == 0:
         return grad.to(self.dtype)
     d = wrap_dim(dim, self.ndim)
-    x, g = self.movedim(d, -1), grad.to(self.dtype).movedim(d, -1)
-    n = x.shape[-1]
-    pos = F.arange(n, device=x.device)
-    diagonal = pos.unsqueeze(1) == pos.unsqueeze(0)  # (k, j): j == k
-    at_or_after = pos.unsqueeze(0) >= pos.unsqueeze(1)  # (k, i): i >= k
-    rows = F.where(diagonal, 1, x.unsqueeze(-2).expand(*x.shape[:-1], n, n))
-    terms = F.where(at_or_after, rows.cumprod(-1) * g.unsqueeze(-2), 0)
-    return terms.sum(-1).movedim(-1, d)
+    g = grad.to(self.dtype)
+    zeros_so_far = (self == 0).cumsum(d)
+    before = zeros_so_far == 0
+    at_first = (self == 0) & (zeros_so_far == 1)
+    safe_x = F.where(before, self, 1)
+    dx_before = _reverse_cumsum(g * result, d) / safe_x
+    prefix = safe_x.prod(d, keepdim=True)  # prod_{j<z} x_j (the whole row if no zero)
+    after_ones = F.where(before | at_first, 1, self).cumprod(d)
+    tail = F.where(zeros_so_far >= 1, g * after_ones, 0).sum(d, keepdim=True)
+    return F.where(before, dx_before, F.where(at_first, prefix * tail, 0))
 
 
 cumprod = defop("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", REDUCTION,
