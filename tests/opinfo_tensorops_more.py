@@ -86,7 +86,7 @@ def _scatter_reduce_sample(g, dt):
     idx_shape = tuple(g.integers(1, s) for s in a.shape)
     idx = np.asarray(g.draw(st.lists(st.integers(0, a.shape[d] - 1), min_size=int(np.prod(
         idx_shape)), max_size=int(np.prod(idx_shape)))), np.int64).reshape(idx_shape)
-    reduces = ["sum", "mean", "amax", "amin"] + ([] if g.grad else ["prod"])
+    reduces = ["sum", "mean", "amax", "amin", "prod"]
     return S(a, d, idx, g.array(idx_shape, dt), g.choice(reduces), include_self=g.bool())
 
 

@@ -265,7 +265,7 @@ def test_scatter_reduce_and_index_ops_match_torch_on_repeated_indices():
             theirs = _torch(a).scatter_reduce(0, _torch(idx), _torch(src), reduce,
                                               include_self=include_self)
             np.testing.assert_allclose(ours.numpy(), theirs.numpy())
-    for reduce in ("sum", "mean", "amax"):
+    for reduce in ("sum", "mean", "amax", "prod"):
         _grads(lambda x, s: x.scatter_reduce(0, _t(idx), s, reduce),
                lambda x, s: x.scatter_reduce(0, _torch(idx), s, reduce), a, src)
     _grads(lambda x, s: x.index_add(0, _t(np.array([2, 0, 2])), s, alpha=2) ** 2,

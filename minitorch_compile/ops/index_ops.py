@@ -17,7 +17,8 @@ Gradients: ``index_add`` passes ``grad`` to ``self`` and ``alpha * grad.index_se
 ``source``; ``index_copy``/``index_fill`` zero the written rows of ``self``'s gradient
 (``index_fill(grad, 0)``).  ``scatter_reduce``'s ``sum``/``mean`` are linear; ``amax``/``amin``
 share the gradient evenly among the elements equal to the result (torch's rule); ``prod``'s
-gradient is not supported here (it raises, rather than give a wrong answer at zeros).
+is "the product of everything else", recomputed with the differentiated zero replaced by 1
+(torch's formula, exact with zeros).
 All run as Inductor fallback kernels.
 """
 
@@ -210,7 +211,11 @@ def _scatter_reduce_self_backward(grad, self, dim, index, src, reduce, include_s
         hit = (self == result) if include_self else (self == result).scatter(dim, index, False)
         ties = _ties(self, dim, index, src, result, include_self)
         return F.where(hit, grad / ties, 0)
-    raise NotImplementedError("scatter_reduce: the gradient of reduce='prod' is not supported")
+    # prod: the product of everything else at that position — the result recomputed with a
+    # zero self replaced by 1, divided by that self (torch's exclusive-product trick)
+    masked_self = self.masked_fill(self == 0, 1)
+    g = grad * _scatter_reduce(masked_self, dim, index, src, "prod", include_self) / masked_self
+    return g if include_self else g.scatter(dim, index, 0.0)
 
 
 def _scatter_reduce_src_backward(grad, self, dim, index, src, reduce, include_self, result):
@@ -223,10 +228,22 @@ def _scatter_reduce_src_backward(grad, self, dim, index, src, reduce, include_se
         ties = _ties(self, dim, index, src, result, include_self)
         g = F.where(_covered(src, index) == result.gather(dim, index),
                     (grad / ties).gather(dim, index), 0)
-    else:
-        raise NotImplementedError("scatter_reduce: the gradient of reduce='prod' is not "
-                                  "supported")
+    else:  # prod: result / src, except for a src that is the only zero at its position
+        s = _covered(src, index)
+        zero = s == 0
+        zeros_there = F.ops.aten.scatter_add(F.zeros_like(self), dim, index,
+                                             zero.to(self.dtype)).gather(dim, index)
+        single = zero & (zeros_there == 1)
+        without = _scatter_reduce(self, dim, index, s.masked_fill(single, 1), "prod",
+                                  include_self)
+        g = F.where(single, (grad * without).gather(dim, index),
+                    (grad * result).gather(dim, index) / s.masked_fill(zero, 1))
     return _pad_to(g, tuple(src.shape))
+
+
+def _scatter_reduce(self, dim, index, src, reduce, include_self):
+    return F.ops.aten.scatter_reduce.two(self, dim, index, src, reduce,
+                                         include_self=include_self)
 
 
 def _covered(src, index):
