@@ -16,9 +16,11 @@ from ._size import Size
 from ._tensor import Tensor
 from . import _api  # declares the op table, generates the functions
 from . import _tensor_methods  # attaches methods and operators to Tensor
+from . import _tensor_methods_more  # the breadth ops' methods (cumsum, sort, masked_fill ...)
 from . import _tensor_indexing  # attaches x[index] and x[index] = v to Tensor
 from ._api import *
 from ._api import all, any, max, min, sum
+from ._api_more import linalg
 from ._dispatch import DispatchKey, TorchDispatchMode
 from .ops import ops
 from . import autograd

@@ -1236,4 +1236,4 @@ def dtypes_list(info: OpInfo, s: Sample, n: int) -> list:
     return list(d) if isinstance(d, tuple) else [d] * n
 
 
-from . import opinfo_indexing, opinfo_more  # noqa: E402,F401,I001 (register their OpInfos)
+from . import opinfo_indexing, opinfo_more, opinfo_tensorops  # noqa: E402,F401,I001 (register their OpInfos)

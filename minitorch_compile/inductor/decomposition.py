@@ -152,3 +152,21 @@ def _where(cond, a, b):
     from .._api import where
 
     return where(cond, a, b)
+
+
+@register_decomposition("aten::masked_fill")
+def masked_fill(x, mask, value):
+    """``where(mask, value, x)`` with the value cast to ``x``'s dtype: pointwise, so it fuses
+    (torch's Inductor lowers masked_fill the same way)."""
+    from .._api import where
+
+    if hasattr(value, "dtype"):
+        return where(mask, value.to(x.dtype), x)
+    return where(mask, _cast_number(value, x.dtype), x)
+
+
+def _cast_number(value, dtype):
+    """A Python number as ``dtype`` would hold it (``2.7`` in an int tensor is 2)."""
+    if dtype is _dtype.bool_:
+        return bool(value)
+    return value if dtype.is_floating_point else int(value)

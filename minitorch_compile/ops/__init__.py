@@ -5,7 +5,9 @@ Importing this package declares every aten op: ``pointwise``, ``bitwise`` (remai
 ``gather_scatter`` (flip, index_select, gather, scatter_add), ``indexing`` (advanced
 indexing: index, index_put, masked_select, nonzero, take), ``view_replay`` (slice_scatter,
 select_scatter; replaying and scattering through views), ``matmul``, ``creation``,
-``nn_ops``, ``activations`` (silu, hardtanh, ...) and ``batch_norm`` each hold one family,
+``nn_ops``, ``activations`` (silu, hardtanh, ...) and ``batch_norm`` — and the ops ordinary
+programs meet next: ``pointwise_more``, ``scan``, ``sorting``, ``tensor_transformations``,
+``linalg``, ``index_ops``, ``distributions``, ``special``, ``bucketization`` — each hold one family,
 every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten.<name>``
 reaches them through the dispatcher.
 """
@@ -14,14 +16,23 @@ from . import (  # noqa: F401
     activations,
     batch_norm,
     bitwise,
+    bucketization,  # searchsorted, bucketize, bincount
     creation,
+    distributions,  # bernoulli, normal, multinomial
     gather_scatter,
+    index_ops,  # index_add, index_copy, index_fill, scatter_reduce; scatter_, scatter_add_
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
+    linalg,  # einsum, tensordot, outer, baddbmm, linalg_cross, linalg_vector_norm
     matmul,
     nn_ops,
     pointwise,
+    pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
     reductions,
+    scan,  # cumsum, cumprod, prod
+    sorting,  # sort, argsort, topk, kthvalue, median
+    special,  # erfinv, lgamma, digamma, polygamma
+    tensor_transformations,  # roll, tril/triu, diag, movedim, tile, repeat_interleave, ...
     view_replay,  # slice_scatter, select_scatter; replaying and scattering through views
     views,
 )

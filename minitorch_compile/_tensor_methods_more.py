@@ -1,0 +1,146 @@
+"""Tensor methods of the breadth ops (``x.cumsum(0)``, ``x.masked_fill_(m, 0)``, ``x.sort()``),
+kept apart from ``_tensor_methods.py`` so each file stays one a reader can hold.
+
+As there: methods whose signature is the schema's are generated from the op table; those with
+torch's overloads, varargs or named-tuple results call the functions of ``_api_more.py``.  The
+in-place view ops ``unsqueeze_``/``squeeze_``/``transpose_``/``t_`` are not here: they change a
+tensor's shape in place, which the view machinery does not model.
+"""
+
+from __future__ import annotations
+
+from . import _api as F
+from . import _api_more as M
+from ._tensor import Tensor
+from .ops._ops import ops
+
+_aten = ops.aten
+
+_GENERATED_METHODS = """
+atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
+tril triu diag roll movedim expand_as unflatten outer baddbmm
+index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma bincount
+""".split()
+_INPLACE = """
+atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ tril_ triu_
+index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_ erfinv_ lgamma_ digamma_
+""".split()
+
+
+def _install_generated():
+    for name in _GENERATED_METHODS + _INPLACE:
+        (op,) = getattr(_aten, name).overloads.values()
+        setattr(Tensor, name, F.generate_function(op, name, first="self"))
+
+
+_install_generated()
+
+
+def _method(fn):
+    setattr(Tensor, fn.__name__, fn)
+    return fn
+
+
+Tensor.arctan2 = Tensor.atan2
+Tensor.arctan2_ = Tensor.atan2_
+Tensor.moveaxis = Tensor.movedim
+Tensor.sort = M.sort
+Tensor.argsort = M.argsort
+Tensor.topk = M.topk
+Tensor.kthvalue = M.kthvalue
+Tensor.median = M.median
+Tensor.prod = M.prod
+Tensor.aminmax = M.aminmax
+Tensor.norm = M.norm
+Tensor.cross = M.cross
+Tensor.count_nonzero = M.count_nonzero
+Tensor.take_along_dim = M.take_along_dim
+Tensor.bernoulli = M.bernoulli
+Tensor.repeat_interleave = M.repeat_interleave
+Tensor.polygamma = lambda self, n: F.polygamma(n, self)
+
+
+@_method
+def tile(self, *dims):
+    return M.tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+
+@_method
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """torch's ``scatter_.src``/``scatter_.value``; ``reduce="add"``/``"multiply"`` is the
+    deprecated spelling of ``scatter_reduce_`` with ``sum``/``prod``."""
+    src = value if src is None else src
+    if not isinstance(src, Tensor):
+        src = F.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
+    if reduce is not None:
+        modes = {"add": "sum", "multiply": "prod"}
+        if reduce not in modes:
+            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+        return _aten.scatter_reduce_(self, dim, index, src, modes[reduce])
+    return _aten.scatter_(self, dim, index, src)
+
+
+# ---------------------------------------------------------------- in-place sampling
+# (torch's ``bernoulli_``/``normal_``/``uniform_``: a fresh sample copied in, so autograd and
+# the version counter see one ``copy_``, and a leaf that requires grad refuses it as torch does)
+
+
+@_method
+def bernoulli_(self, p=0.5, *, generator=None):
+    sample = M.bernoulli(self, p) if not isinstance(p, Tensor) else \
+        M.bernoulli(p.expand(tuple(self.shape)).to(self.dtype))
+    return self.copy_(sample)
+
+
+@_method
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    return self.copy_(F.randn_like(self) * std + mean)
+
+
+@_method
+def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    return self.copy_(F.rand_like(self) * (to - from_) + from_)
+
+
+# ---------------------------------------------------------------- in-place view ops
+# ``x.unsqueeze_(0)``: ``x`` itself takes the shape and strides of the view ``x.unsqueeze(0)``
+# (same storage).  Only where that cannot go wrong: not while tracing (a graph records ops on
+# values, and this changes a value's shape in place — Dynamo breaks the graph there), not on a
+# tensor in autograd's history (torch rebases its history; that is not modelled here), not on
+# a view (its view chain would no longer replay).  Each refusal says so.
+
+
+def _inplace_view(name, view):
+    def method(self, *args, **kwargs):
+        from ._dispatch import state
+        from .fx.fake_tensor import FakeTensor
+
+        if state.modes or isinstance(self, FakeTensor):
+            raise NotImplementedError(f"{name}: in-place view ops are not traced (this one "
+                                      "changes a tensor's shape in place)")
+        if self.requires_grad:
+            if self.is_leaf:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            raise NotImplementedError(f"{name} of a tensor that requires grad is not supported")
+        if self._base is not None:
+            raise NotImplementedError(f"{name} of a view is not supported")
+        out = view(self, *args, **kwargs)  # the out-of-place view: torch's checks and errors
+        self._data = out._data
+        self._bump_version()
+        return self
+    method.__name__ = name
+    return method
+
+
+def _t_checked(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return self.t()
+
+
+Tensor.unsqueeze_ = _inplace_view("unsqueeze_", Tensor.unsqueeze)
+Tensor.squeeze_ = _inplace_view("squeeze_", Tensor.squeeze)
+Tensor.transpose_ = _inplace_view("transpose_", Tensor.transpose)
+Tensor.t_ = _inplace_view("t_", _t_checked)
