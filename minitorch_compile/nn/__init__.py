@@ -43,10 +43,24 @@ from .modules import (
     Softmax,
     Tanh,
 )
+from .modules import (  # noqa: E402 - conv and pooling layers
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "functional", "init", "Linear", "Identity", "ReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Sequential", "ModuleList",
            "ModuleDict", "LayerNorm", "Dropout", "Embedding", "MSELoss", "NLLLoss",
            "CrossEntropyLoss", "SiLU", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
-           "BatchNorm1d", "BatchNorm2d", "L1Loss"]
+           "BatchNorm1d", "BatchNorm2d", "L1Loss",
+           "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
+           "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]

@@ -14,6 +14,7 @@ from .activation import (
     Tanh,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten
@@ -21,9 +22,19 @@ from .linear import Identity, Linear
 from .loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .sparse import Embedding
 
 __all__ = ["Module", "Linear", "Identity", "ReLU", "GELU", "Tanh", "Sigmoid", "Softmax",
            "LogSoftmax", "Flatten", "Sequential", "ModuleList", "ModuleDict", "LayerNorm",
            "Dropout", "Embedding", "MSELoss", "NLLLoss", "CrossEntropyLoss", "SiLU", "Hardtanh",
-           "ReLU6", "Hardswish", "Hardsigmoid", "BatchNorm1d", "BatchNorm2d", "L1Loss"]
+           "ReLU6", "Hardswish", "Hardsigmoid", "BatchNorm1d", "BatchNorm2d", "L1Loss",
+           "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
+           "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
