@@ -182,7 +182,7 @@ for _nd in (1, 2):
            rtol32=1e-4)
     opinfo(f"conv{_nd}d.padding", _convnd_sample(_nd, string_padding=True), _convnd_ref(),
            same(), atol32=1e-4, rtol32=1e-4)
-    opinfo(f"conv_transpose{_nd}d.input", _convnd_sample(_nd, transposed=True),
+    opinfo(f"conv_transpose{_nd}d" + (".input" if _nd == 2 else ""), _convnd_sample(_nd, transposed=True),
            _convnd_ref(transposed=True), same(), atol32=1e-4, rtol32=1e-4)
 
 # ---------------------------------------------------------------- padding
@@ -245,7 +245,7 @@ def _pool_parts(g, dilation=True):
     k = [g.integers(1, 3) for _ in range(2)]
     s = [g.integers(1, 2) for _ in range(2)]
     d = [g.integers(1, 2) if dilation else 1 for _ in range(2)]
-    p = [g.integers(0, ((ki - 1) * di + 1) // 2) for ki, di in zip(k, d)]
+    p = [g.integers(0, min(ki // 2, ((ki - 1) * di + 1) // 2)) for ki, di in zip(k, d)]
     size = [max(1, di * (ki - 1) + 1 - 2 * pi) + g.integers(0, 2)
             for ki, pi, di in zip(k, p, d)]
     shape = ((g.integers(1, 2),) if g.bool() else ()) + (g.integers(1, 2), *size)
@@ -267,6 +267,11 @@ def _max_pool_ref(x, k, s, p, d, ceil_mode):
     out = [_out(n, *a, ceil_mode) for n, a in zip((h, w), zip(k, s, p, d))]
     best = np.full(x.shape[:-2] + tuple(out), -np.inf)
     where = np.zeros(best.shape, dtype=INT64)
+    for a, b in itertools.product(reversed(range(k[0])), reversed(range(k[1]))):
+        r = np.arange(out[0]) * s[0] - p[0] + a * d[0]  # torch starts at the first in-bounds
+        c = np.arange(out[1]) * s[1] - p[1] + b * d[1]  # position (row, then column)
+        where = np.where((r >= 0)[:, None] & (c >= 0)[None, :], r[:, None] * w + c[None, :],
+                         where)
     for a, b in itertools.product(range(k[0]), range(k[1])):
         r = np.arange(out[0]) * s[0] - p[0] + a * d[0]
         c = np.arange(out[1]) * s[1] - p[1] + b * d[1]
@@ -305,7 +310,7 @@ opinfo("max_pool2d_with_indices_backward", _max_pool_backward_sample, _max_pool_
 def _pool1d_sample(avg):
     def sample(g, dt):
         k, s, d = g.integers(1, 3), g.integers(1, 2), 1 if avg else g.integers(1, 2)
-        p = g.integers(0, ((k - 1) * d + 1) // 2)
+        p = g.integers(0, min(k // 2, ((k - 1) * d + 1) // 2))
         n = max(1, d * (k - 1) + 1 - 2 * p) + g.integers(0, 2)
         shape = ((g.integers(1, 2),) if g.bool() else ()) + (g.integers(1, 2), n)
         if avg:

@@ -43,7 +43,8 @@ def _conv_transpose(nd):
     def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                        stride=1, padding=0, output_padding=0, groups: int = 1,
                        dilation=1) -> Tensor:
-        return getattr(_aten, f"conv_transpose{nd}d").input(
+        packet = getattr(_aten, f"conv_transpose{nd}d")  # torch's overload names
+        return (packet.input if nd == 2 else packet.default)(
             input, weight, bias, stride, padding, output_padding, groups, dilation)
     conv_transpose.__name__ = conv_transpose.__qualname__ = f"conv_transpose{nd}d"
     conv_transpose.__doc__ = (f"The {nd}-d transposed convolution (the gradient of ``conv{nd}d`` "

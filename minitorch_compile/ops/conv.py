@@ -368,7 +368,7 @@ for _nd in (1, 2):
     defop(f"conv{_nd}d.padding({_head}, str padding=\"valid\", SymInt[{_nd}] dilation=1, "
           "SymInt groups=1) -> Tensor", COMPOSITE,
           decomposition=_conv_composite(_nd, f"conv{_nd}d", string_padding=True))
-    defop(f"conv_transpose{_nd}d.input({_head}, SymInt[{_nd}] padding=0, "
+    defop(f"conv_transpose{_nd}d{'.input' if _nd == 2 else ''}({_head}, SymInt[{_nd}] padding=0, "
           f"SymInt[{_nd}] output_padding=0, SymInt groups=1, SymInt[{_nd}] dilation=1) "
           "-> Tensor", COMPOSITE,
           decomposition=_conv_transpose_composite(_nd, f"conv_transpose{_nd}d"))

@@ -23,8 +23,9 @@ Output size per spatial dim (``pooling_output_shape``)::
   averaging matrix ``A_h`` (o_h x n_h) on the left, ``A_w`` on the right: ``y = A_h x A_w^T``,
   and its backward is ``A_h^T g A_w``.  Two matmuls.
 
-Inductor runs all of these as extern (fallback) kernels; torch generates a pointwise kernel for
-small max/avg pools instead.
+All are declared ``INDEXING`` (window gathers, as the simulated NPU costs them).  Inductor runs
+them as extern (fallback) kernels; torch generates a pointwise kernel for small max/avg pools
+instead.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 from .. import _api as F
 from .. import _dtype
 from ._sliding import crop_spatial, pad_spatial, scatter_windows, windows
-from .table import COMPOSITE, INDEXING, REDUCTION, TensorMeta, defop
+from .table import COMPOSITE, INDEXING, TensorMeta, defop
 
 # ---------------------------------------------------------------- shapes and torch's checks
 
@@ -85,6 +86,9 @@ def _pool2d_shape(self, k, s, p, d, ceil_mode):
                            f"dilationW: {d[1]}")
     if self.ndim not in (3, 4) or any(n == 0 for n in self.shape[-3:]):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
     if oh < 1 or ow < 1:
         c = self.shape[-3]
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
@@ -130,7 +134,18 @@ def _max_pool_kernel(a, kernel_size, stride=(), padding=0, dilation=1, ceil_mode
     rows = np.arange(out[0])[:, None] * s[0] - p[0] + ki * d[0]
     cols = np.arange(out[1]) * s[1] - p[1] + kj * d[1]
     indices = (rows * w + cols).astype(np.int64)
+    # no element above -inf (all -inf, or the window is all padding): torch keeps its first
+    # in-bounds position (the window start stepped past the padding by the dilation)
+    none = values == -np.inf if x.dtype.kind == "f" else np.zeros(values.shape, bool)
+    if none.any():
+        first = [_first_inside(o, ss, pp, dd) for o, ss, pp, dd in zip(out, s, p, d)]
+        indices = np.where(none, first[0][:, None] * w + first[1], indices)
     return (values, indices) if a.ndim == 4 else (values[0], indices[0])
+
+
+def _first_inside(out, s, p, d):
+    start = np.arange(out) * s - p
+    return start + d * (-(start // d)).clip(0)  # -(start // d) = ceil(-start / d)
 
 
 def _max_pool_backward_kernel(g, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
@@ -151,7 +166,7 @@ max_pool2d_with_indices = defop(
     "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
     "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor output, "
     "Tensor indices)",
-    REDUCTION, kernel=_max_pool_kernel, meta=_max_pool_meta,
+    INDEXING, kernel=_max_pool_kernel, meta=_max_pool_meta,
     derivatives={"self": lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode,
                  indices: max_pool2d_with_indices_backward(grad, self, kernel_size, stride,
                                                            padding, dilation, ceil_mode,
@@ -279,7 +294,7 @@ def _avg_backward_formula(grad, self, kernel_size, stride, padding, ceil_mode,
                                count_include_pad, divisor_override)
 
 
-avg_pool2d = defop(f"avg_pool2d(Tensor self, {_AVG_ARGS}) -> Tensor", REDUCTION,
+avg_pool2d = defop(f"avg_pool2d(Tensor self, {_AVG_ARGS}) -> Tensor", INDEXING,
                    kernel=_avg_pool_kernel, meta=_avg_pool_meta,
                    derivatives={"self": _avg_backward_formula})
 avg_pool2d_backward = defop(
@@ -346,7 +361,7 @@ def _adaptive_backward_kernel(g, a):
 
 
 _adaptive_avg_pool2d = defop(
-    "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", REDUCTION,
+    "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", INDEXING,
     kernel=_adaptive_kernel, meta=_adaptive_meta,
     derivatives={"self": lambda grad, self: _adaptive_avg_pool2d_backward(grad, self)})
 _adaptive_avg_pool2d_backward = defop(
