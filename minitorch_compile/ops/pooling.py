@@ -150,8 +150,10 @@ def _first_inside(out, s, p, d):
 
 def _max_pool_backward_kernel(g, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
     planes, hw = int(np.prod(x.shape[:-2])), x.shape[-2] * x.shape[-1]
-    flat = indices.reshape(planes, -1) + (np.arange(planes) * hw)[:, None]
-    out = np.bincount(flat.reshape(-1), weights=g.reshape(-1), minlength=planes * hw)
+    idx = indices.reshape(planes, -1)
+    inside = (idx >= 0) & (idx < hw)  # a window all padding has no input element to feed
+    flat = (idx + (np.arange(planes) * hw)[:, None])[inside]
+    out = np.bincount(flat, weights=g.reshape(planes, -1)[inside], minlength=planes * hw)
     return out.astype(g.dtype).reshape(x.shape)
 
 
