@@ -155,6 +155,11 @@ def _sizes(t) -> str:
     return f"[{', '.join(map(str, t.shape))}]"
 
 
+# the C++ type names torch's messages print
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "uint8": "unsigned char", "bool": "bool"}
+
+
 def _type_name(d) -> str:
     return _dtype.scalar_type_name(d)
 
@@ -183,11 +188,16 @@ def _check_convolution(input, weight, bias, stride, padding, dilation,  # noqa: 
         raise RuntimeError(f"Given groups={groups}, expected weight to be {word} {groups} at "
                            f"dimension 0, but got weight of size [{ws}] instead")
     if input.dtype is not weight.dtype:
+        if input.dtype is _dtype.float32:  # torch's float32 path checks (mkldnn) say it so
+            raise RuntimeError(f"Input type (torch.{_type_name(input.dtype)}Tensor) and weight "
+                               f"type (torch.{_type_name(weight.dtype)}Tensor) should be the "
+                               "same or input should be a MKLDNN tensor and weight is a dense "
+                               "tensor")
         raise RuntimeError(f"expected scalar type {_type_name(input.dtype)} but found "
                            f"{_type_name(weight.dtype)}")
     if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({input.dtype.name}) and bias type ({bias.dtype.name}) "
-                           "should be the same")
+        raise RuntimeError(f"Input type ({_C_NAMES.get(input.dtype.name)}) and bias type "
+                           f"({_C_NAMES.get(bias.dtype.name)}) should be the same")
     if not transposed:
         cin, nbias = weight.shape[1] * groups, weight.shape[0]
         if input.shape[1] != cin:

@@ -1,0 +1,256 @@
+"""The nn layers training code meets: convolution, pooling, padding (and, further down, the
+activations, losses and normalizations of ``ops/activations_more.py`` / ``ops/losses.py``).
+
+The ops themselves are covered op by op through their OpInfos (``tests/opinfo_nn.py``:
+numpy references, Meta device, gradcheck, torch).  Here:
+
+* modules against torch with copied weights (forward and parameter gradients);
+* bad input raises torch's exception type with torch's message (the same calls run on both);
+* a small CNN (Conv2d -> ReLU -> MaxPool2d -> Flatten -> Linear, cross entropy, SGD) trains
+  to the same parameters eagerly and compiled (``aot_eager`` and the default ``inductor``);
+* the Inductor graph keeps convolution as an extern kernel (not a generated one).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minitorch_compile as mtc
+from minitorch_compile import nn
+from minitorch_compile.nn import functional as F
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+# ---------------------------------------------------------------- modules vs torch
+
+
+def _copy_params(ours, theirs):
+    for (name, p), (tname, tp) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert name == tname and tuple(p.shape) == tuple(tp.shape)
+        p.data = mtc.tensor(tp.detach().numpy().copy())
+
+
+MODULES = [
+    ("Conv2d", (3, 4, 3), {"padding": 1}, (2, 3, 6, 5)),
+    ("Conv2d", (4, 6, (3, 2)), {"stride": 2, "groups": 2, "bias": False}, (1, 4, 7, 6)),
+    ("Conv2d", (2, 3, 3), {"padding": "same", "dilation": 2}, (2, 2, 7, 7)),
+    ("Conv2d", (2, 3, 3), {"padding": 1, "padding_mode": "reflect"}, (1, 2, 5, 5)),
+    ("Conv2d", (2, 3, 3), {"padding": 2, "padding_mode": "circular"}, (1, 2, 5, 5)),
+    ("Conv1d", (3, 2, 3), {"padding": "valid"}, (2, 3, 9)),
+    ("Conv1d", (3, 2, 3), {"padding": 1, "padding_mode": "replicate"}, (3, 9)),
+    ("ConvTranspose2d", (4, 2, 3), {"stride": 2, "padding": 1, "output_padding": 1},
+     (2, 4, 4, 3)),
+    ("ConvTranspose1d", (4, 2, 3), {"stride": 2, "groups": 2}, (2, 4, 5)),
+    ("MaxPool2d", (2,), {}, (2, 3, 6, 5)),
+    ("MaxPool2d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}, (1, 2, 7, 6)),
+    ("MaxPool1d", (2,), {}, (2, 3, 7)),
+    ("AvgPool2d", (3,), {"stride": 2, "padding": 1, "count_include_pad": False},
+     (2, 3, 7, 6)),
+    ("AvgPool1d", (2,), {"ceil_mode": True}, (2, 3, 7)),
+    ("AdaptiveAvgPool2d", ((3, None),), {}, (2, 3, 7, 6)),
+    ("AdaptiveAvgPool2d", (1,), {}, (2, 3, 7, 6)),
+    ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 7)),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs,shape", MODULES,
+                         ids=[f"{m[0]}-{i}" for i, m in enumerate(MODULES)])
+def test_module_matches_torch_forward_and_gradients(name, args, kwargs, shape):
+    torch = pytest.importorskip("torch")
+    theirs = getattr(torch.nn, name)(*args, **kwargs).double()
+    ours = getattr(nn, name)(*args, **kwargs).to(mtc.float64)
+    _copy_params(ours, theirs)
+    x = np.random.default_rng(0).standard_normal(shape)
+    xt = torch.tensor(x, requires_grad=True)
+    xm = mtc.tensor(x, requires_grad=True)
+    yt, ym = theirs(xt), ours(xm)
+    np.testing.assert_allclose(_np(ym), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = np.random.default_rng(1).standard_normal(tuple(yt.shape))
+    yt.backward(torch.tensor(g))
+    ym.backward(mtc.tensor(g))
+    np.testing.assert_allclose(_np(xm.grad), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    for p, tp in zip(ours.parameters(), theirs.parameters()):
+        np.testing.assert_allclose(_np(p.grad), tp.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert repr(ours) == repr(theirs)
+
+
+def test_conv_init_follows_torchs_bounds():
+    m = nn.Conv2d(4, 6, 3)
+    bound = 1 / np.sqrt(4 * 9)  # kaiming_uniform_(a=sqrt(5)) on fan_in = C_in * k * k
+    w, b = _np(m.weight), _np(m.bias)
+    assert w.shape == (6, 4, 3, 3) and b.shape == (6,)
+    assert np.abs(w).max() <= bound and np.abs(w).max() > bound / 2
+    assert np.abs(b).max() <= bound
+    assert sum(p.numel() for p in m.parameters()) == 6 * 4 * 9 + 6
+
+
+def test_max_pool_indices_of_minus_inf_windows_match_torch():
+    """Windows whose values are all -inf keep torch's first in-bounds position."""
+    torch = pytest.importorskip("torch")
+    x = np.full((1, 1, 4, 5), -np.inf)
+    x[0, 0, 0, 0] = 1.0
+    for kw in ({"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+               {"kernel_size": 2, "dilation": 2, "ceil_mode": True}):
+        v, i = F.max_pool2d(mtc.tensor(x), return_indices=True, **kw)
+        tv, ti = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kw)
+        np.testing.assert_array_equal(_np(v), tv.numpy())
+        np.testing.assert_array_equal(_np(i), ti.numpy())
+
+
+def test_nan_wins_the_max_as_in_torch():
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+    x[0, 0, 0, 1] = np.nan
+    v, i = F.max_pool2d(mtc.tensor(x), 2, return_indices=True)
+    assert np.isnan(_np(v)[0, 0, 0, 0]) and _np(i)[0, 0, 0, 0] == 1
+    assert _np(v)[0, 0, 1, 1] == 15
+
+
+# ---------------------------------------------------------------- errors: torch's type + text
+
+_X4 = ((2, 3, 8, 8),)
+ERRORS = [
+    ("conv2d", [(3, 8), (4, 3, 3, 3)], {}),
+    ("conv2d", [(1, 2, 3, 8, 8), (4, 3, 3, 3)], {}),
+    ("conv2d", [(2, 5, 8, 8), (4, 3, 3, 3)], {}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3)], {}),
+    ("conv2d", [(2, 3, 2, 2), (4, 3, 3, 3)], {}),
+    ("conv2d", [(2, 3, 8, 8), (3, 1, 3, 3)], {"groups": 2}),
+    ("conv2d", [(2, 3, 8, 8), (3, 1, 3, 3)], {"groups": 0}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3), (5,)], {}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3)], {"padding": -1}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3)], {"stride": 0}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3)], {"dilation": 0}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3)], {"stride": 2, "padding": "same"}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3)], {"padding": "foo"}),
+    ("conv2d", [(2, 3, 8, 8), (4, 3, 3, 3)], {"stride": (1, 2, 3)}),
+    ("conv1d", [(2, 3, 4, 5), (4, 3, 3)], {}),
+    ("conv_transpose2d", [(2, 5, 8, 8), (4, 3, 3, 3)], {}),
+    ("max_pool2d", [(8,)], {"kernel_size": 2}),
+    ("max_pool2d", [(2, 3, 8, 8)], {"kernel_size": 2, "padding": 2}),
+    ("max_pool2d", [(1, 1, 2, 2)], {"kernel_size": 3}),
+    ("max_pool2d", [(2, 3, 8, 8)], {"kernel_size": 2, "stride": 0}),
+    ("max_pool2d", [(2, 3, 8, 8)], {"kernel_size": 2, "dilation": 0}),
+    ("max_pool2d", [(2, 3, 8, 8)], {"kernel_size": (1, 2, 3)}),
+    ("max_pool2d", [(2, 3, 8, 8)], {"kernel_size": 3, "padding": 2, "dilation": 2}),
+    ("avg_pool2d", [(2, 3, 8, 8)], {"kernel_size": 2, "padding": 2}),
+    ("avg_pool2d", [(1, 1, 2, 2)], {"kernel_size": 3}),
+    ("avg_pool2d", [(8,)], {"kernel_size": 2}),
+    ("avg_pool2d", [(2, 3, 8, 8)], {"kernel_size": 2, "divisor_override": 0}),
+    ("adaptive_avg_pool2d", [(2, 3, 8, 8)], {"output_size": (-1, 2)}),
+    ("adaptive_avg_pool2d", [(8,)], {"output_size": 2}),
+    ("adaptive_avg_pool2d", [(2, 3, 8, 8)], {"output_size": (1, 2, 3)}),
+    ("adaptive_avg_pool2d", [(2, 3, 0, 4)], {"output_size": 2}),
+    ("pad", [(2, 3)], {"pad": (1, 2, 3)}),
+    ("pad", [(2, 3)], {"pad": (1, 1, 1, 1, 1, 1)}),
+    ("pad", [(1, 1, 3, 3)], {"pad": (3, 3, 0, 0), "mode": "reflect"}),
+    ("pad", [(3,)], {"pad": (1, 1), "mode": "reflect"}),
+    ("pad", [(1, 3, 3)], {"pad": (1, 1), "mode": "foo"}),
+    ("pad", [(1, 3, 3)], {"pad": (1, 1), "mode": "reflect", "value": 1.0}),
+]
+
+
+def _run(lib, fn, shapes, kwargs, dtype):
+    args = [lib.tensor(np.ones(s), dtype=dtype) for s in shapes]
+    return getattr(lib.nn.functional, fn)(*args, **kwargs)
+
+
+@pytest.mark.parametrize("fn,shapes,kwargs", ERRORS,
+                         ids=[f"{e[0]}-{i}" for i, e in enumerate(ERRORS)])
+def test_bad_input_raises_torchs_error(fn, shapes, kwargs):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as theirs:
+        _run(torch, fn, shapes, kwargs, torch.float32)
+    with pytest.raises(Exception) as ours:
+        _run(mtc, fn, shapes, kwargs, mtc.float32)
+    assert type(ours.value).__name__ == type(theirs.value).__name__
+    expected = str(theirs.value).split("\n")[0]
+    assert str(ours.value).split("\n")[0].removeprefix(f"{ours.value.args[0].split(':')[0]}: ") \
+        .startswith(expected[:60]) or str(ours.value).startswith(expected[:60]), \
+        (str(ours.value), expected)
+
+
+def test_conv_dtype_mismatches_raise_torchs_errors():
+    torch = pytest.importorskip("torch")
+    cases = [((torch.float64, torch.float32, None), (mtc.float64, mtc.float32, None)),
+             ((torch.float32, torch.float64, None), (mtc.float32, mtc.float64, None)),
+             ((torch.float32, torch.float32, torch.float64),
+              (mtc.float32, mtc.float32, mtc.float64))]
+    for tdt, mdt in cases:
+        def call(lib, dts):
+            x = lib.ones(2, 3, 8, 8, dtype=dts[0])
+            w = lib.ones(4, 3, 3, 3, dtype=dts[1])
+            b = None if dts[2] is None else lib.ones(4, dtype=dts[2])
+            return lib.nn.functional.conv2d(x, w, b)
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch, tdt)
+        with pytest.raises(RuntimeError) as ours:
+            call(mtc, mdt)
+        assert str(theirs.value).split("\n")[0] in str(ours.value)
+
+
+# ---------------------------------------------------------------- compiled == eager
+
+
+def _cnn():
+    mtc.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+
+
+def _train(step, steps=3):
+    model = _cnn()
+    opt = mtc.optim.SGD(model.parameters(), lr=0.1)
+    x = mtc.randn(8, 1, 8, 8, generator=None)
+    y = mtc.tensor(np.arange(8) % 3)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = step(model, x, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [_np(p).copy() for p in model.parameters()]
+
+
+def _step(model, x, y):
+    return F.cross_entropy(model(x), y)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_small_cnn_trains_the_same_compiled_and_eager(backend):
+    mtc.manual_seed(1)
+    eager_losses, eager_params = _train(_step)
+    mtc.dynamo.reset()
+    mtc.manual_seed(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback to eager, no graph-break warnings
+        losses, params = _train(mtc.compile(_step, backend=backend))
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    assert eager_losses[-1] < eager_losses[0]
+    for a, b in zip(params, eager_params):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    mtc.dynamo.reset()
+
+
+def test_cnn_is_one_graph_and_convolution_is_an_extern_kernel():
+    from minitorch_compile.inductor import metrics
+
+    mtc.dynamo.reset()
+    model, x = _cnn(), mtc.randn(2, 1, 8, 8)
+    explained = mtc.dynamo.explain(lambda m, x: m(x))(model, x)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+    mtc.dynamo.reset()
+    metrics.reset()
+    out = mtc.compile(lambda m, x: m(x))(model, x)
+    np.testing.assert_allclose(_np(out), _np(model(x)), rtol=1e-5, atol=1e-6)
+    # the convolution and the max pool run their numpy kernels; the bias-free pointwise ops
+    # (the relu) and the linear's bias add are generated kernels
+    assert metrics.fallback_kernel_count >= 2
+    assert metrics.generated_kernel_count >= 1
+    mtc.dynamo.reset()
