@@ -228,3 +228,7 @@ from ._functional_layers import *  # noqa: E402,F401,F403
 from ._functional_layers import __all__ as _layers_all  # noqa: E402
 
 __all__ += _layers_all
+from ._functional_more import *  # noqa: E402,F401,F403 - activations, losses, norms, attention
+from ._functional_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all

@@ -5,8 +5,9 @@ Importing this package declares every aten op: ``pointwise``, ``bitwise`` (remai
 ``gather_scatter`` (flip, index_select, gather, scatter_add), ``indexing`` (advanced
 indexing: index, index_put, masked_select, nonzero, take), ``view_replay`` (slice_scatter,
 select_scatter; replaying and scattering through views), ``matmul``, ``creation``,
-``nn_ops``, ``activations`` (silu, hardtanh, ...), ``batch_norm``, ``conv``, ``padding`` and
-``pooling`` each hold one family,
+``nn_ops``, ``activations`` (silu, hardtanh, ...), ``batch_norm``, ``conv``, ``padding``,
+``pooling``, ``activations_more`` (leaky_relu, elu, softplus, ...), ``losses`` (bce, smooth l1,
+...), ``normalization`` (group_norm, rms_norm) and ``attention`` each hold one family,
 every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten.<name>``
 reaches them through the dispatcher.
 """
@@ -27,6 +28,7 @@ from . import (  # noqa: F401
     views,
 )
 from . import conv, padding, pooling  # noqa: F401,E402,I001 - nn layers: conv, pad, pooling
+from . import activations_more, attention, losses, normalization  # noqa: F401,E402,I001
 from ._ops import OpOverload, OpOverloadPacket, all_overloads, find_overload, ops
 from .table import CATEGORIES, OP_TABLE, OpDef, TensorMeta, defop
 
