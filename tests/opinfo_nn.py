@@ -15,7 +15,7 @@ import numpy as np
 
 import minitorch_compile as mtc
 
-from .opinfo import F32, F64, S, dtype_of, opinfo, same
+from .opinfo import S, dtype_of, opinfo, same
 
 INT64 = np.int64
 
@@ -182,8 +182,9 @@ for _nd in (1, 2):
            rtol32=1e-4)
     opinfo(f"conv{_nd}d.padding", _convnd_sample(_nd, string_padding=True), _convnd_ref(),
            same(), atol32=1e-4, rtol32=1e-4)
-    opinfo(f"conv_transpose{_nd}d" + (".input" if _nd == 2 else ""), _convnd_sample(_nd, transposed=True),
-           _convnd_ref(transposed=True), same(), atol32=1e-4, rtol32=1e-4)
+    opinfo(f"conv_transpose{_nd}d" + (".input" if _nd == 2 else ""),
+           _convnd_sample(_nd, transposed=True), _convnd_ref(transposed=True), same(),
+           atol32=1e-4, rtol32=1e-4)
 
 # ---------------------------------------------------------------- padding
 

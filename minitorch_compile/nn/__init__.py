@@ -14,10 +14,18 @@ The pieces, in the order a learner meets them:
 """
 
 from . import functional, init, utils  # noqa: F401 - mtc.nn.utils, as torch.nn.utils
-from .modules import (
+from .modules import (  # noqa: E402 - conv and pooling layers
     GELU,
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
     CrossEntropyLoss,
     Dropout,
     Embedding,
@@ -30,6 +38,8 @@ from .modules import (
     LayerNorm,
     Linear,
     LogSoftmax,
+    MaxPool1d,
+    MaxPool2d,
     Module,
     ModuleDict,
     ModuleList,
@@ -43,18 +53,6 @@ from .modules import (
     Softmax,
     Tanh,
 )
-from .modules import (  # noqa: E402 - conv and pooling layers
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AvgPool1d,
-    AvgPool2d,
-    Conv1d,
-    Conv2d,
-    ConvTranspose1d,
-    ConvTranspose2d,
-    MaxPool1d,
-    MaxPool2d,
-)
 from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "functional", "init", "Linear", "Identity", "ReLU", "GELU",
@@ -64,3 +62,35 @@ __all__ = ["Parameter", "Module", "functional", "init", "Linear", "Identity", "R
            "BatchNorm1d", "BatchNorm2d", "L1Loss",
            "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
            "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
+
+from .modules import (  # noqa: E402 - activations, losses, norms, containers
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    BCELoss,
+    BCEWithLogitsLoss,
+    GroupNorm,
+    Hardshrink,
+    HuberLoss,
+    KLDivLoss,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    ParameterList,
+    PReLU,
+    RMSNorm,
+    SmoothL1Loss,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+    Unflatten,
+)
+
+__all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
+            "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
+            "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "SmoothL1Loss", "GroupNorm", "RMSNorm",
+            "Unflatten", "ParameterList"]

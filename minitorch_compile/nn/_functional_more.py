@@ -150,9 +150,9 @@ def _type_name(t: Tensor) -> str:
     return _dtype.scalar_type_name(t.dtype)
 
 
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:  # noqa: A002 - torch's binding
     """int64 one-hot encoding along a new last dim (``num_classes=-1``: max + 1)."""
-    return _aten.one_hot(tensor, num_classes)
+    return _aten.one_hot(input, num_classes)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

@@ -12,23 +12,28 @@ every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten
 reaches them through the dispatcher.
 """
 
-from . import (  # noqa: F401
+from . import (  # noqa: F401  # noqa: F401,E402,I001 - nn layers: conv, pad, pooling  # noqa: F401,E402,I001
     activations,
+    activations_more,
+    attention,
     batch_norm,
     bitwise,
+    conv,
     creation,
     gather_scatter,
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
+    losses,
     matmul,
     nn_ops,
+    normalization,
+    padding,
     pointwise,
+    pooling,
     reductions,
     view_replay,  # slice_scatter, select_scatter; replaying and scattering through views
     views,
 )
-from . import conv, padding, pooling  # noqa: F401,E402,I001 - nn layers: conv, pad, pooling
-from . import activations_more, attention, losses, normalization  # noqa: F401,E402,I001
 from ._ops import OpOverload, OpOverloadPacket, all_overloads, find_overload, ops
 from .table import CATEGORIES, OP_TABLE, OpDef, TensorMeta, defop
 

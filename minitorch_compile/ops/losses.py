@@ -124,9 +124,12 @@ def _cosine_similarity(x1, x2, dim=1, eps=1e-08):
     if not (x1.dtype.is_floating_point or x2.dtype.is_floating_point):
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{_dtype.scalar_type_name(x1.dtype)}")
-    from .table import broadcast_shapes
+    from .table import MetaError, broadcast_shapes
 
-    shape = list(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))  # torch expands first
+    try:  # torch expands both first
+        shape = list(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    except MetaError as e:
+        raise RuntimeError(str(e)) from None
     x1, x2 = x1.expand(shape), x2.expand(shape)
     n1, n2 = _l2_norm(x1, dim), _l2_norm(x2, dim)
     n1 = n1 + (n1.clamp(min=eps) - n1).detach()
