@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitorch_compile as mtc
 from minitorch_compile import nn
@@ -356,3 +358,106 @@ def test_cnn_is_one_graph_and_convolution_is_an_extern_kernel():
     assert metrics.fallback_kernel_count >= 2
     assert metrics.generated_kernel_count >= 1
     mtc.dynamo.reset()
+
+
+# ---------------------------------------------------------------- the composites fuse
+
+
+def _acts(x):
+    return F.mish(F.leaky_relu(x, 0.1) + F.elu(x)) * F.softplus(x) - F.logsigmoid(x) + F.selu(x)
+
+
+def _losses(x, t):
+    return F.binary_cross_entropy_with_logits(x, t) + F.smooth_l1_loss(x, t) \
+        + F.huber_loss(x, t)
+
+
+@pytest.mark.parametrize("fn,kernels", [(_acts, 1), (_losses, 1)], ids=["activations", "losses"])
+def test_activation_and_loss_composites_fuse_into_one_kernel(fn, kernels):
+    """They decompose to pointwise ops and reductions, so Inductor fuses a whole chain (torch
+    makes 1 kernel for the activations and 2 for the three losses)."""
+    from minitorch_compile.inductor import metrics
+
+    x, t = mtc.randn(8, 16), mtc.rand(8, 16)
+    args = (x,) if fn is _acts else (x, t)
+    mtc.dynamo.reset()
+    metrics.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mtc.compile(fn)(*args)
+    np.testing.assert_allclose(_np(out), _np(fn(*args)), rtol=1e-5, atol=1e-6)
+    assert metrics.generated_kernel_count == kernels and metrics.fallback_kernel_count == 0
+    mtc.dynamo.reset()
+
+
+class _Block(nn.Module):
+    """Conv -> GroupNorm -> PReLU -> AvgPool -> attention over positions -> logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding="same")
+        self.norm = nn.GroupNorm(2, 4)
+        self.act = nn.PReLU(4)
+        self.pool = nn.AdaptiveAvgPool2d((2, 2))
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.pool(self.act(self.norm(self.conv(x))))  # (N, 4, 2, 2)
+        seq = h.flatten(2).transpose(1, 2)  # (N, 4 positions, 4 features)
+        seq = F.scaled_dot_product_attention(seq, seq, seq, is_causal=True)
+        return self.head(seq).squeeze(-1)  # (N, 4)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_block_with_norms_attention_and_bce_trains_the_same_compiled(backend):
+    x = mtc.randn(3, 2, 5, 5)
+    t = (mtc.rand(3, 4) > 0.5).to(mtc.float32)
+
+    def step(model, x, t):
+        return F.binary_cross_entropy_with_logits(model(x), t)
+
+    def train(fn):
+        mtc.manual_seed(3)
+        model = _Block()
+        opt = mtc.optim.SGD(model.parameters(), lr=0.5)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = fn(model, x, t)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [_np(p).copy() for p in model.parameters()]
+
+    eager_losses, eager_params = train(step)
+    mtc.dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        losses, params = train(mtc.compile(step, backend=backend))
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    for a, b in zip(params, eager_params):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    mtc.dynamo.reset()
+
+
+# ---------------------------------------------------------------- the meta contract
+
+_PRIMITIVES = ["convolution", "convolution_backward", "constant_pad_nd",
+               "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
+               "avg_pool2d_backward", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
+               "one_hot"]
+
+
+@pytest.mark.parametrize("name", _PRIMITIVES)
+@given(data=st.data())
+@settings(max_examples=10)
+def test_kernels_return_contiguous_arrays_as_their_meta_rules_promise(name, data):
+    """A traced ``reshape`` of an op's output becomes a ``view`` when the fake tensor (whose
+    strides the meta rule gives: contiguous) allows it; a kernel returning a strided array
+    would then fail at run time."""
+    from .opinfo import OPINFOS, Gen, as_list, call
+
+    info = OPINFOS[name]
+    s = info.sample(Gen(data.draw), data.draw(st.sampled_from(info.dtypes)))
+    for out in as_list(call(info, s)):
+        assert out._data.flags.c_contiguous, name

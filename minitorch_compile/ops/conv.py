@@ -105,10 +105,13 @@ def _convolution_kernel(x, w, b, stride, padding, dilation, transposed, output_p
     stride, padding, dilation, output_padding = _params(w.ndim - 2, stride, padding, dilation,
                                                         output_padding)
     if not transposed:
-        return _with_bias(_conv(x, w, stride, padding, dilation, groups), b)
-    size = [_transposed_size(*a) for a in zip(x.shape[2:], w.shape[2:], stride, padding,
-                                              dilation, output_padding)]
-    return _with_bias(_conv_adjoint(x, w, size, stride, padding, dilation, groups), b)
+        y = _conv(x, w, stride, padding, dilation, groups)
+    else:
+        size = [_transposed_size(*a) for a in zip(x.shape[2:], w.shape[2:], stride, padding,
+                                                  dilation, output_padding)]
+        y = _conv_adjoint(x, w, size, stride, padding, dilation, groups)
+    # contiguous, as the meta rule promises (a traced reshape of it becomes a view)
+    return np.ascontiguousarray(_with_bias(y, b))
 
 
 def _convolution_backward_kernel(gy, x, w, bias_sizes, stride, padding, dilation, transposed,
@@ -126,7 +129,7 @@ def _convolution_backward_kernel(gy, x, w, bias_sizes, stride, padding, dilation
             else _conv_weight_grad(x, gy, k, stride, padding, dilation, groups)
     if output_mask[2]:
         gb = gy.sum(axis=(0, *range(2, gy.ndim)))
-    return gx, gw, gb
+    return tuple(np.ascontiguousarray(g) for g in (gx, gw, gb))
 
 
 # ---------------------------------------------------------------- meta rules (torch's checks)
