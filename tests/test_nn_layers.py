@@ -467,3 +467,81 @@ def test_kernels_return_contiguous_arrays_as_their_meta_rules_promise(name, data
     s = info.sample(Gen(data.draw), data.draw(st.sampled_from(info.dtypes)))
     for out in as_list(call(info, s)):
         assert out._data.flags.c_contiguous, name
+
+
+# ---------------------------------------------------------------- compiled == eager, per op
+
+_COMPILED = {
+    "pad_reflect": (lambda x: F.pad(x, (1, 2, 2, 1), mode="reflect").sin(), [(2, 3, 4, 5)]),
+    "pad_circular": (lambda x: F.pad(x, (1, 2), mode="circular") * 2, [(2, 3, 5)]),
+    "conv_same_even_kernel": (lambda x, w: F.conv2d(x, w, padding="same"),
+                              [(1, 2, 5, 5), (3, 2, 2, 2)]),
+    "conv_transpose": (lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1,
+                                                       output_padding=1),
+                       [(1, 2, 4, 4), (2, 3, 3, 3)]),
+    "avg_pool_ceil": (lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                             count_include_pad=False), [(2, 3, 7, 6)]),
+    "adaptive_pool": (lambda x: F.adaptive_avg_pool2d(x, (3, 2)), [(2, 3, 7, 6)]),
+    "bce": (lambda p: F.binary_cross_entropy(p.sigmoid(), (p > 0).to(p.dtype)), [(4, 3)]),
+    "normalize_cosine": (lambda x: F.normalize(x) + F.cosine_similarity(x, x.flip(0))
+                         .unsqueeze(1), [(4, 3)]),
+    "group_rms_norm": (lambda x: F.rms_norm(F.group_norm(x, 2), [5]), [(2, 4, 5)]),
+    "sdpa_causal_gqa": (lambda q, k: F.scaled_dot_product_attention(
+        q, k, k, is_causal=True, enable_gqa=True), [(1, 4, 3, 4), (1, 2, 3, 4)]),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("name", sorted(_COMPILED))
+def test_compiled_values_and_gradients_equal_eager(name, backend):
+    fn, shapes = _COMPILED[name]
+    mtc.manual_seed(0)
+    args = [mtc.randn(*s, requires_grad=True) for s in shapes]
+    mtc.dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message="Using padding='same'")
+        out = mtc.compile(fn, backend=backend)(*args)
+    ref = fn(*args)
+    np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-5, atol=1e-6)
+    for a, b in zip(mtc.autograd.grad(out.sum(), args), mtc.autograd.grad(ref.sum(), args)):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6)
+    mtc.dynamo.reset()
+
+
+def test_one_hot_with_inferred_classes_breaks_the_graph_and_stays_right():
+    def fn(i):
+        return F.one_hot(i) * 2
+
+    i = mtc.tensor([0, 3, 1])
+    mtc.dynamo.reset()
+    explained = mtc.dynamo.explain(fn)(i)
+    # the op's output size depends on the data, so it runs eagerly and the graph resumes after
+    assert not any("one_hot" in gm.code for gm in explained.graphs)
+    np.testing.assert_array_equal(_np(mtc.compile(fn)(i)), _np(fn(i)))
+    mtc.dynamo.reset()
+
+
+# ---------------------------------------------------------------- functional-only vs torch
+
+_FUNCTIONAL = [
+    ("normalize", {}), ("normalize", {"p": 1, "dim": 0}), ("normalize", {"p": float("inf")}),
+    ("normalize", {"p": 3.0, "eps": 0.5}), ("softsign", {}), ("tanhshrink", {}),
+    ("softmin", {"dim": 1}), ("adaptive_avg_pool1d", {"output_size": 3}),
+]
+
+
+@pytest.mark.parametrize("fn,kwargs", _FUNCTIONAL, ids=[f"{f}-{i}" for i, (f, _) in
+                                                        enumerate(_FUNCTIONAL)])
+def test_python_level_functions_match_torch(fn, kwargs):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((3, 4, 5))
+    x[0, 0] = 0.0  # a zero slice for normalize
+    xt, xm = torch.tensor(x, requires_grad=True), mtc.tensor(x, requires_grad=True)
+    yt = getattr(torch.nn.functional, fn)(xt, **kwargs)
+    ym = getattr(F, fn)(xm, **kwargs)
+    np.testing.assert_allclose(_np(ym), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = np.random.default_rng(1).standard_normal(tuple(yt.shape))
+    (gt,) = torch.autograd.grad(yt, xt, torch.tensor(g))
+    (gm,) = mtc.autograd.grad(ym, xm, mtc.tensor(g))
+    np.testing.assert_allclose(_np(gm), gt.numpy(), rtol=1e-9, atol=1e-12)
