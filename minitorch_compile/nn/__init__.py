@@ -8,7 +8,8 @@ The pieces, in the order a learner meets them:
 * ``functional`` — the stateless layer functions, each a thin adapter over an op-table op;
 * ``init`` — in-place initialisers (``kaiming_uniform_``, ``xavier_normal_``, ...);
 * the layers (``modules/``): ``Linear``, activations, containers, ``LayerNorm``,
-  ``BatchNorm1d``/``BatchNorm2d``, ``Dropout``, ``Embedding`` and the losses.
+  ``BatchNorm1d``/``BatchNorm2d``, ``GroupNorm``, ``RMSNorm``, ``Dropout``, ``Embedding``,
+  convolutions and pooling (``Conv2d``, ``MaxPool2d``, ...) and the losses.
 
 ``mtc.nn.Linear``, ``mtc.nn.functional.relu`` and friends have torch's names and signatures.
 """

@@ -1,5 +1,7 @@
 """Activation modules: ``ReLU``, ``GELU``, ``Tanh``, ``Sigmoid``, ``Softmax``, ``LogSoftmax``,
-``SiLU``, ``Hardtanh``, ``ReLU6``, ``Hardswish``, ``Hardsigmoid``
+``SiLU``, ``Hardtanh``, ``ReLU6``, ``Hardswish``, ``Hardsigmoid``; further down ``LeakyReLU``,
+``ELU``, ``CELU``, ``SELU``, ``Mish``, ``Softplus``, ``LogSigmoid``, ``Softsign``, ``Tanhshrink``,
+``Softmin``, ``GLU``, ``Threshold``, ``Hardshrink``, ``Softshrink`` and ``PReLU`` (a learnt slope)
 (``torch/nn/modules/activation.py``).
 
 Each is a parameter-free module whose ``forward`` calls the function of the same name in

@@ -1,4 +1,5 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict`` (``torch/nn/modules/container.py``).
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``
+(``torch/nn/modules/container.py``).
 
 The idea: a container is a ``Module`` whose children are registered under *generated* names —
 ``"0"``, ``"1"``, ... for the list-like ones, the given keys for ``ModuleDict`` — so that

@@ -1,4 +1,5 @@
-"""``nn.Flatten`` (``torch/nn/modules/flatten.py``): merge dims ``start_dim..end_dim`` into one.
+"""``nn.Flatten`` (``torch/nn/modules/flatten.py``): merge dims ``start_dim..end_dim`` into one;
+``nn.Unflatten`` splits one dim back into several.
 
 The default ``start_dim=1`` keeps the batch dimension: ``(N, C, H, W) -> (N, C*H*W)``.
 """

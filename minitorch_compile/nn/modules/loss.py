@@ -1,4 +1,5 @@
-"""Loss modules: ``MSELoss``, ``L1Loss``, ``NLLLoss``, ``CrossEntropyLoss``
+"""Loss modules: ``MSELoss``, ``L1Loss``, ``NLLLoss``, ``CrossEntropyLoss``; ``BCELoss``,
+``BCEWithLogitsLoss``, ``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss``
 (``torch/nn/modules/loss.py``).
 
 A loss module stores its options (``reduction``, class ``weight``, ``ignore_index``,

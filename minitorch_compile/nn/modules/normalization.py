@@ -1,4 +1,4 @@
-"""``nn.LayerNorm`` (``torch/nn/modules/normalization.py``).
+"""``nn.LayerNorm``, ``nn.GroupNorm``, ``nn.RMSNorm`` (``torch/nn/modules/normalization.py``).
 
 Normalise over the trailing ``normalized_shape`` dims of each sample, then scale and shift::
 
