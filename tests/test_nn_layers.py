@@ -545,3 +545,30 @@ def test_python_level_functions_match_torch(fn, kwargs):
     (gt,) = torch.autograd.grad(yt, xt, torch.tensor(g))
     (gm,) = mtc.autograd.grad(ym, xm, mtc.tensor(g))
     np.testing.assert_allclose(_np(gm), gt.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_changing_batch_and_image_sizes_stay_right_compiled(backend):
+    """Automatic dynamic shapes: the meta rules' size arithmetic runs on symbolic sizes."""
+    mtc.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.GroupNorm(2, 4), nn.LeakyReLU(),
+                          nn.MaxPool2d(2), nn.AvgPool2d(2), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(4, 3))
+
+    def step(x, y):
+        logits = model(x)
+        return F.cross_entropy(logits, y) + F.binary_cross_entropy_with_logits(
+            logits, F.one_hot(y, 3).to(mtc.float32))
+
+    mtc.dynamo.reset()
+    compiled = mtc.compile(step, backend=backend)
+    params = list(model.parameters())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n, hw in [(8, 8), (6, 8), (5, 8), (4, 12)]:
+            x, y = mtc.randn(n, 1, hw, hw), mtc.randint(0, 3, (n,))
+            got, want = compiled(x, y), step(x, y)
+            np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
+            for a, b in zip(mtc.autograd.grad(got, params), mtc.autograd.grad(want, params)):
+                np.testing.assert_allclose(_np(a), _np(b), rtol=1e-4, atol=1e-6)
+    mtc.dynamo.reset()
