@@ -572,3 +572,42 @@ def test_changing_batch_and_image_sizes_stay_right_compiled(backend):
             for a, b in zip(mtc.autograd.grad(got, params), mtc.autograd.grad(want, params)):
                 np.testing.assert_allclose(_np(a), _np(b), rtol=1e-4, atol=1e-6)
     mtc.dynamo.reset()
+
+
+# ---------------------------------------------------------------- kernel counts vs torch
+
+def _nn_cases():
+    def acts(L):
+        f = L.nn.functional
+        return lambda x: f.mish(f.leaky_relu(x, 0.1) + f.elu(x)) * f.softplus(x) \
+            - f.logsigmoid(x)
+
+    def losses(L):
+        f = L.nn.functional
+        return lambda x, t: f.binary_cross_entropy_with_logits(x, t) + f.smooth_l1_loss(x, t)
+
+    def group_norm(L):
+        return lambda x, w, b: L.nn.functional.group_norm(x, 2, w, b)
+
+    def conv_relu(L):
+        return lambda x, w, b: L.nn.functional.conv2d(x, w, b, padding=1).relu()
+
+    return [("activations fw+bw", acts, [(16, 8)], True),
+            ("losses fw+bw", losses, [(16, 8), (16, 8)], True),
+            ("group_norm", group_norm, [(4, 6, 5), (6,), (6,)], False),
+            ("conv relu", conv_relu, [(2, 3, 6, 6), (4, 3, 3, 3), (4,)], False)]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name,builder,shapes,backward", _nn_cases(),
+                         ids=[c[0] for c in _nn_cases()])
+def test_no_more_kernels_than_torch_inductor(name, builder, shapes, backward):
+    torch = pytest.importorskip("torch")
+    from .test_inductor_vs_torch import test_no_more_kernels_than_torch as compare
+
+    try:
+        torch.compile(lambda x: x.cos() + 1)(torch.ones(3))
+    except Exception as e:  # noqa: BLE001 - no C++ compiler, ...
+        pytest.skip(f"torch's CPU Inductor does not run here: {e}")
+    compare(torch, name, builder, shapes, backward)
+    mtc.dynamo.reset()
