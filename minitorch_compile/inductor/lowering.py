@@ -341,6 +341,15 @@ def fallback(op, args, meta, reason: str):
     return extern_kernel("fallback", op, list(args), meta, reason)
 
 
+@register_lowering(_aten("convolution"))
+def convolution(*args):
+    """torch's Inductor calls a library convolution (``extern_kernels.convolution``) too: an
+    extern kernel by design — the op's im2col + matmul numpy kernel — not a missing lowering
+    (``convolution_backward`` has no lowering, so it is a fallback, as in torch)."""
+    return extern_kernel("fallback", _aten("convolution"), list(args), V.graph.current_meta(),
+                         "extern_kernels.convolution, as in torch")
+
+
 def lowering_for(op):
     """The lowering of ``op``, or ``None`` (the caller falls back)."""
     fn = lowerings.get(op)

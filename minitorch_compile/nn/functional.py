@@ -220,3 +220,15 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         reduction = _reduction.legacy_get_string(size_average, reduce)
     return _aten.cross_entropy_loss(input, target, weight, reduction, ignore_index,
                                     label_smoothing)
+
+
+# conv, pooling and padding live in _functional_layers.py (torch keeps one file; ours would pass
+# 400 lines); re-exported here so ``F.conv2d`` is where torch has it
+from ._functional_layers import *  # noqa: E402,F401,F403
+from ._functional_layers import __all__ as _layers_all  # noqa: E402
+
+__all__ += _layers_all
+from ._functional_more import *  # noqa: E402,F401,F403 - activations, losses, norms, attention
+from ._functional_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all

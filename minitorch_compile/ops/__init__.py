@@ -5,8 +5,10 @@ Importing this package declares every aten op: ``pointwise``, ``bitwise`` (remai
 ``gather_scatter`` (flip, index_select, gather, scatter_add), ``indexing`` (advanced
 indexing: index, index_put, masked_select, nonzero, take), ``view_replay`` (slice_scatter,
 select_scatter; replaying and scattering through views), ``matmul``, ``creation``,
-``nn_ops``, ``activations`` (silu, hardtanh, ...) and ``batch_norm`` — and the ops ordinary
-programs meet next: ``pointwise_more``, ``scan``, ``sorting``, ``tensor_transformations``,
+``nn_ops``, ``activations`` (silu, hardtanh, ...), ``batch_norm``; the nn layers ``conv``,
+``padding``, ``pooling``, ``activations_more`` (leaky_relu, elu, softplus, ...), ``losses`` (bce,
+smooth l1, ...), ``normalization`` (group_norm, rms_norm) and ``attention``; and the tensor ops
+ordinary programs meet: ``pointwise_more``, ``scan``, ``sorting``, ``tensor_transformations``,
 ``linalg``, ``index_ops``, ``distributions``, ``special``, ``bucketization`` — each hold one family,
 every op declared once with all of its rules (see ``table.py``).  ``mtc.ops.aten.<name>``
 reaches them through the dispatcher.
@@ -14,9 +16,12 @@ reaches them through the dispatcher.
 
 from . import (  # noqa: F401
     activations,
+    activations_more,
+    attention,
     batch_norm,
     bitwise,
     bucketization,  # searchsorted, bucketize, bincount
+    conv,
     creation,
     distributions,  # bernoulli, normal, multinomial
     gather_scatter,
@@ -24,10 +29,14 @@ from . import (  # noqa: F401
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
     linalg,  # einsum, tensordot, outer, baddbmm, linalg_cross, linalg_vector_norm
+    losses,
     matmul,
     nn_ops,
+    normalization,
+    padding,
     pointwise,
     pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
+    pooling,
     reductions,
     scan,  # cumsum, cumprod, prod
     sorting,  # sort, argsort, topk, kthvalue, median

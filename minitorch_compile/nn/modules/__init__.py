@@ -15,15 +15,53 @@ from .activation import (
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Identity, Linear
 from .loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .sparse import Embedding
 
 __all__ = ["Module", "Linear", "Identity", "ReLU", "GELU", "Tanh", "Sigmoid", "Softmax",
            "LogSoftmax", "Flatten", "Sequential", "ModuleList", "ModuleDict", "LayerNorm",
            "Dropout", "Embedding", "MSELoss", "NLLLoss", "CrossEntropyLoss", "SiLU", "Hardtanh",
-           "ReLU6", "Hardswish", "Hardsigmoid", "BatchNorm1d", "BatchNorm2d", "L1Loss"]
+           "ReLU6", "Hardswish", "Hardsigmoid", "BatchNorm1d", "BatchNorm2d", "L1Loss",
+           "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
+           "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
+
+from .activation import (  # noqa: E402 - the further activations
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
+from .container import ParameterList  # noqa: E402
+from .flatten import Unflatten  # noqa: E402
+from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
+from .normalization import GroupNorm, RMSNorm  # noqa: E402
+
+__all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
+            "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
+            "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "SmoothL1Loss", "GroupNorm", "RMSNorm",
+            "Unflatten", "ParameterList"]

@@ -1,4 +1,5 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict`` (``torch/nn/modules/container.py``).
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``
+(``torch/nn/modules/container.py``).
 
 The idea: a container is a ``Module`` whose children are registered under *generated* names —
 ``"0"``, ``"1"``, ... for the list-like ones, the given keys for ``ModuleDict`` — so that
@@ -231,3 +232,58 @@ class ModuleDict(Module):
                 raise ValueError(f"ModuleDict update sequence element #{j} has length "
                                  f"{len(m)}; 2 is required")
             self[m[0]] = m[1]
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as ``"0"``, ``"1"``, ... so ``parameters()`` finds
+    them; a plain tensor appended becomes a ``Parameter`` (as in torch)."""
+
+    def __init__(self, values=None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _wrap(self, value):
+        from ..._tensor import Tensor
+        from ..parameter import Parameter
+
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            return Parameter(value)
+        return value
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(self._size)[idx]])
+        return getattr(self, str(_absolute_index(idx, self._size)))
+
+    def __setitem__(self, idx: int, param) -> None:
+        setattr(self, str(_absolute_index(idx, self._size)), self._wrap(param))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value) -> ParameterList:
+        self._size += 1
+        setattr(self, str(self._size - 1), self._wrap(value))
+        return self
+
+    def extend(self, values) -> ParameterList:
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self) -> str:
+        lines = []
+        for i in range(self._size):
+            p = self[i]
+            size = "x".join(map(str, p.shape))
+            kind = "Parameter containing" if type(p).__name__ == "Parameter" else "Tensor"
+            lines.append(f"({i}): {kind}: [mtc.{p.dtype.name} of size {size}]")
+        return "\n".join(lines)

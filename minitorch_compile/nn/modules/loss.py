@@ -1,4 +1,5 @@
-"""Loss modules: ``MSELoss``, ``L1Loss``, ``NLLLoss``, ``CrossEntropyLoss``
+"""Loss modules: ``MSELoss``, ``L1Loss``, ``NLLLoss``, ``CrossEntropyLoss``; ``BCELoss``,
+``BCEWithLogitsLoss``, ``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss``
 (``torch/nn/modules/loss.py``).
 
 A loss module stores its options (``reduction``, class ``weight``, ``ignore_index``,
@@ -76,3 +77,61 @@ class L1Loss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.l1_loss(input, target, reduction=self.reduction)
+
+
+# ---------------------------------------------------------------- more losses
+# (``ops/losses.py``)
+
+from .. import _functional_more as _Fm  # noqa: E402
+
+
+class BCELoss(_WeightedLoss):
+    """-w (t log x + (1 - t) log(1 - x)); ``input`` holds probabilities."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return _Fm.binary_cross_entropy(input, target, weight=self.weight,
+                                        reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """``BCELoss`` of ``sigmoid(input)``, computed stably from the logits."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return _Fm.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                    pos_weight=self.pos_weight,
+                                                    reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return _Fm.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return _Fm.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return _Fm.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
