@@ -418,3 +418,20 @@ def test_no_more_kernels_than_torch(name):
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
     assert len(names) <= tm.generated_kernel_count, (names, tm.generated_kernel_count)
+
+
+def test_two_cats_sharing_a_clamped_index_tile_read_their_own_positions():
+    """Regression: ``check_indices`` handed back the tile buffer of the clamped positions
+    itself, and the kernel reused that buffer for the next cat's positions before the second
+    load read it — the flipped cat came out wrong (prod's backward, tests/test_tensor_ops_*)."""
+    x = mtc.tensor(np.random.default_rng(1).uniform(0.1, 1, (4, 4)).astype(np.float32))
+
+    def f(x):
+        ones = mtc.ones(4, 1)
+        left = mtc.cat([ones, x.narrow(1, 0, 3)], 1).cumprod(1)
+        right = mtc.cat([ones, x.flip([1]).narrow(1, 0, 3)], 1).cumprod(1)
+        return left, right
+
+    mtc.dynamo.reset()
+    for got, want in zip(mtc.compile(f)(x), f(x)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -174,8 +174,10 @@ _INDEX_ERRORS = {  # kind -> (exception, message): the eager kernels' own (ops/i
 def check_indices(idx, size: int, wrap: bool, kind: str, dim: int) -> np.ndarray:
     """A tile of index values as ``intp`` positions into a dim of ``size``: negative ones count
     from the end when ``wrap`` (``x[idx]``), and any outside the valid range raises the error
-    the eager kernel raises — a kernel never reads out of bounds."""
-    ind = np.asarray(idx).astype(np.intp, copy=False)
+    the eager kernel raises — a kernel never reads out of bounds.  The result is always a new
+    array: ``idx`` may be a reused tile buffer that a later line of the kernel overwrites while
+    the positions are still to be read."""
+    ind = np.array(idx, dtype=np.intp, copy=True)
     if ind.size == 0:
         return ind
     lo, hi = ind.min(), ind.max()
