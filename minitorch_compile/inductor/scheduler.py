@@ -154,6 +154,11 @@ class SchedulerNode:
         return self.name
 
 
+def _is_indirect(index) -> bool:
+    """Does an index expression hold a data-dependent ``indirectN`` variable?"""
+    return "indirect" in str(index)  # the variables print by name (``16*indirect0 + x1``)
+
+
 def _scatter_write(scatter, index):
     """The index a ``Scatter`` stores at (with its indirect variables)."""
     from .dependencies import RecordLoadStore
@@ -322,6 +327,12 @@ class Scheduler:
                 if producer is None or producer.pos >= n.pos:
                     continue
                 _, write = producer.deps(frame)
+                if _is_indirect(dep.index) or _is_indirect(write):
+                    # ``indirect0`` names a different loaded value in each node: equal text is
+                    # no proof of the same element (torch realizes a buffer read or written
+                    # at a data-dependent index)
+                    return Reject("index mismatch", f"{n.name} reads {dep.name}[{dep.index}], "
+                                  f"written at [{write}]: an indirect index")
                 if dep.index != write:
                     return Reject("index mismatch",
                             f"{n.name} reads {dep.name}[{dep.index}], written at [{write}]")
