@@ -284,6 +284,8 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
 
 def _live_anywhere(tx, brk) -> set:
     """Locals some continuation of the break reads (the graph need not output the rest)."""
+    if brk.at_checkpoint:  # the rest of the frame runs from the checkpoint itself
+        return set(tx.live_locals(brk.index))
     targets = [brk.index + 1]
     if isinstance(brk.inst.arg, Label):  # a jump: its target continues too (other args may
         targets.append(tx.labels[brk.inst.arg])  # not even be hashable, e.g. bytecode's UNSET)

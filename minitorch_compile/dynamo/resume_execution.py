@@ -24,6 +24,7 @@ function makes a sibling, not a resume-of-a-resume — no 2^n blow-up.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import types
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ from bytecode import Bytecode, CellVar, Instr, Label, TryBegin, TryEnd
 from . import bytecode_versions as versions
 from ._identity import IdentityDict
 from .codegen import assemble
+from .comprehension_graph_break import ComprehensionBreak
+from .comprehension_graph_break import build_function as build_comprehension
 
 _counter = itertools.count(1)
 
@@ -240,6 +243,19 @@ def _resume_function(code, closure, backend):
     return jit_resume(code, closure, backend)
 
 
+def _eager_code(code, backend):
+    from .eager_frame import calls_through_jit
+
+    return calls_through_jit(code, backend) or code
+
+
+def _eager_rest_function(code, closure, backend):
+    """The rest of a frame after its last checkpoint: the resume code run *eagerly* (torch
+    appends the original instructions to the transformed code), its callees still compiled."""
+    return types.FunctionType(_eager_code(code, backend), RESUME_INFO[code].globals,
+                              code.co_name, None, closure)
+
+
 def _user_callable(vt) -> bool:
     from .variables.functions import BaseUserFunctionVariable
     from .variables.misc import GetAttrVariable, NewObjectVariable, UserDefinedObjectVariable
@@ -302,7 +318,7 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     original, offset = original_of(tx.code)
     lineno = inst.lineno or tx.code.co_firstlineno
 
-    def resume_at(index: int, depth: int, pushed: int) -> None:
+    def resume_at(index: int, depth: int, pushed: int, eager: bool = False) -> None:
         # positions below what the instruction pushed are the untouched part of `stack`
         nulls = tuple(i for i in range(depth - pushed) if isinstance(stack[i], NullVariable))
         kept = tuple((i, mode) for i, mode in withs if i < depth - pushed)
@@ -314,12 +330,13 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         skip = set(nulls) | {i for i, _ in kept}
         for i in reversed(range(depth)):
             cg.store_local("___null" if i in skip else f"___tmp_{i}")
+        make = _eager_rest_function if eager else _resume_function
         if not tx.code.co_freevars:  # the common case: a global, as torch names it
-            cg.output.globals_to_install[code.co_name] = _resume_function(code, None, backend)
+            cg.output.globals_to_install[code.co_name] = make(code, None, backend)
             cg.load_global(code.co_name, push_null=True)
         else:  # the resume function needs this frame's closure cells: build it here
             cg.load_global_object(f"___make{code.co_name}",
-                                  lambda cells, c=code: _resume_function(c, cells, backend))
+                                  lambda cells, c=code: make(c, cells, backend))
             for fv in tx.code.co_freevars:
                 cg.load_closure(fv)
             cg.append(Instr("BUILD_TUPLE", len(tx.code.co_freevars)))
@@ -341,7 +358,27 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         if withs:
             cg.append(TryEnd(try_begin))
 
-    if name in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
+    if brk.at_checkpoint:  # torch's step_graph_break: the rest of the frame, eagerly
+        resume_at(brk.index, n_stack, 0, eager=True)
+    elif isinstance(brk.reason, ComprehensionBreak):  # 3.12+: the comprehension, as a call
+        comp = brk.reason.comp  # (indices in tx.code; the region is copied from the original)
+        fn_code = build_comprehension(original, dataclasses.replace(
+            comp, start=comp.start - offset, end=comp.end - offset), tx.f_globals,
+                                      f"__comprehension_{original.co_name}_at_{lineno}")
+        cg.store_local("___comprehension_iter")  # the iterator, on top of the stack
+        cg.output.globals_to_install[fn_code.co_name] = types.FunctionType(
+            _eager_code(fn_code, backend), tx.f_globals, fn_code.co_name)
+        cg.load_global(fn_code.co_name, push_null=True)
+        cg.load_local("___comprehension_iter")
+        for local in comp.captured:
+            if local in tx.symbolic_locals:
+                cg.reconstruct(tx.symbolic_locals[local])
+            else:
+                cg.load_local(local)  # an argument the traced part never read
+        cg.call(1 + len(comp.captured))
+        end_try()
+        resume_at(comp.end + 1, n_stack, 1)
+    elif name in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
         if name == "CALL":
             cg.call(inst.arg, brk.kw_names)
             depth = n_stack - inst.arg - 2 + 1

@@ -1,0 +1,212 @@
+"""Graph breaks torch resumes from where a simpler tracer would give up: inside comprehensions
+(CPython 3.12+ inlines them into the frame, PEP 709), inside nested functions that must be
+rebuilt for the resume function, inside ``with`` blocks (grad-mode and user context managers),
+and frames with side effects on globals (recompiles).  Ported in the manner of torch's
+``test/dynamo/test_misc.py``, ``test_ctx_manager.py``, ``test_repros.py`` and
+``test_recompiles.py``.
+
+Each runs compiled and eagerly under mtc (values, printed text and side effects equal) and its
+counts are torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed), except for
+``DIFFERS``.
+"""
+
+import sys
+
+from .dynamo_fidelity import (
+    Program,
+    fidelity_tests,
+    one,
+    ramp,
+    two,
+)
+
+P = Program
+
+
+def grad_input(lib):
+    return [(ramp(lib, 3).requires_grad_(True),)]
+
+
+PROGRAMS = {
+    # ------------------------------------------------------------ comprehensions (PEP 709)
+    "print_in_listcomp_no_closure": P("""
+        def f(x):
+            y = x.cos()
+            zs = [print(i) or i * 2 for i in range(3)]
+            return y * sum(zs)
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_listcomp_graph_break"),
+    "item_in_dictcomp": P("""
+        def f(x, y):
+            z = x.sin()
+            d = {i: v.item() for i, v in enumerate(y)}
+            return z * d[1]
+        """, lambda lib: two(lib, 3), "after test_misc.py::test_dictcomp_graph_break"),
+    "item_in_setcomp": P("""
+        def f(x, y):
+            z = x.sin() + 1
+            s = {round(v.item(), 3) for v in y}
+            return z * len(s)
+        """, lambda lib: two(lib, 3), "after test_misc.py (a set comprehension)"),
+    "listcomp_break_then_more_ops": P("""
+        def f(x, y):
+            a = x * 2
+            vals = [v.item() for v in y]
+            b = a + sum(vals)
+            return b.relu(), vals
+        """, lambda lib: two(lib, 3), "after test_repros.py (a comprehension of items)"),
+    "listcomp_loop_var_shadows_local": P("""
+        def f(x, y):
+            v = x.cos()
+            vals = [v.item() for v in y]
+            return v * vals[0]
+        """, lambda lib: two(lib, 3), "after test_misc.py (comprehension variable shadows)"),
+    "nested_listcomp_break": P("""
+        def f(x):
+            y = x.exp()
+            rows = [[print(j) or j for j in range(i)] for i in range(3)]
+            return y * len(rows[2])
+        """, lambda lib: one(lib, 4), "after test_misc.py (nested comprehensions)"),
+    "listcomp_without_break": P("""
+        def f(x):
+            ys = [x * i for i in range(4)]
+            return sum(ys[1:]) + ys[0]
+        """, lambda lib: one(lib, 4), "after test_functions.py::test_list_comprehension"),
+    # ------------------------------------------------------------ nested functions
+    "break_in_closure_two_cells": P("""
+        def f(x):
+            a, b = 2, 3
+            def g(y):
+                print("g", a)
+                return y * a + b
+            return g(x.sin()) * b
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_closure_graph_break"),
+    "break_in_lambda_no_closure": P("""
+        def f(x):
+            g = lambda y: print("g") or y * 2
+            return g(x.cos()) + 1
+        """, lambda lib: one(lib, 4), "after test_functions.py (a lambda with a break)"),
+    # ------------------------------------------------------------ with blocks
+    "break_in_enable_grad": P("""
+        def f(x):
+            with lib.no_grad():
+                y = x * 2
+                with lib.enable_grad():
+                    z = x * 3
+                    print("inner")
+                    w = z + y
+            return w, w.requires_grad
+        """, grad_input, "after test_ctx_manager.py::test_nested_grad_mode_graph_break"),
+    "break_in_set_grad_enabled": P("""
+        def f(x):
+            with lib.set_grad_enabled(False):
+                y = x * 2
+                print("off")
+                z = y + 1
+            return x * z, z.requires_grad
+        """, grad_input, "after test_ctx_manager.py::test_set_grad_enabled_graph_break"),
+    "item_in_no_grad": P("""
+        def f(x):
+            with lib.no_grad():
+                y = x.cos()
+                s = y.sum().item()
+                z = y * s
+            return x + z, z.requires_grad
+        """, grad_input, "after test_ctx_manager.py::test_no_grad_graph_break"),
+    "break_in_user_ctx": P("""
+        class Tracker:
+            def __init__(self):
+                self.events = []
+            def __enter__(self):
+                self.events.append("enter")
+                return self
+            def __exit__(self, *exc):
+                self.events.append("exit")
+                return False
+
+        T = Tracker()
+
+        def f(x):
+            with T:
+                y = x.cos()
+                print("inside")
+                z = y.sin()
+            return z + 1, len(T.events)
+        """, lambda lib: one(lib, 4), "after test_ctx_manager.py::test_user_ctx_graph_break"),
+    "break_in_user_ctx_as": P("""
+        class Scale:
+            def __init__(self, k):
+                self.k = k
+            def __enter__(self):
+                return self.k
+            def __exit__(self, *exc):
+                return False
+
+        def f(x):
+            with Scale(3) as k:
+                y = x * k
+                print("k", k)
+                z = y + k
+            return z
+        """, lambda lib: one(lib, 4), "after test_ctx_manager.py (user class, graph break)"),
+    # ------------------------------------------------------------ .numpy()
+    "numpy_then_tensor": P("""
+        def f(x):
+            y = x.cos()
+            a = y.numpy()
+            return y * 2, a.shape
+        """, lambda lib: one(lib, 3), "after test_functions.py (x.numpy())"),
+    # ------------------------------------------------------------ global side effects
+    "append_to_global_list": P("""
+        def f(x):
+            log.append(x.sum())
+            return x * 2
+        """, lambda lib: [(ramp(lib, 3),), (ramp(lib, 3, shift=1.0),), (ramp(lib, 3),)],
+        "after test_misc.py::test_global_list_append"),
+    "append_to_global_list_new_shape": P("""
+        def f(x):
+            log.append(len(log))
+            return x + len(log)
+        """, lambda lib: [(ramp(lib, 3),), (ramp(lib, 3),), (ramp(lib, 3),)],
+        "after test_recompiles.py (a guard on a global list's length)"),
+}
+
+# (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
+TORCH_COUNTS = {
+}
+
+DIFFERS = {
+}
+
+test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
+    fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)
+
+PROGRAMS.update({
+    "ops_then_print_in_for_loop": P("""
+        def f(x):
+            y = x.cos() * 2
+            for i in range(2):
+                y = y + i
+                print(i)
+            return y.sin()
+        """, lambda lib: one(lib, 4), "after test_misc.py::test_graph_break_in_loop"),
+    "ops_then_break_in_user_ctx": P("""
+        class Tracker:
+            def __init__(self):
+                self.n = 0
+            def __enter__(self):
+                self.n += 1
+                return self
+            def __exit__(self, *exc):
+                return False
+
+        T = Tracker()
+
+        def f(x):
+            y = x.cos() * 2
+            with T:
+                z = y.sin()
+                print("inside")
+                w = z + 1
+            return w * 3
+        """, lambda lib: one(lib, 4), "after test_ctx_manager.py (user class, ops before)"),
+})
