@@ -210,3 +210,36 @@ PROGRAMS.update({
             return w * 3
         """, lambda lib: one(lib, 4), "after test_ctx_manager.py (user class, ops before)"),
 })
+
+PROGRAMS.update({
+    "closure_cell_written_after_break": P("""
+        def f(x):
+            k = 3
+            def g(y):
+                print("g", k)
+                return y * k
+            r = g(x.cos())
+            k = 5
+            return r + g(x)
+        """, lambda lib: one(lib, 4), "after test_misc.py (a cell written after the break)"),
+    "nonlocal_write_in_breaking_closure": P("""
+        def f(x):
+            n = 0
+            def g(y):
+                nonlocal n
+                n += 1
+                print("g", n)
+                return y * n
+            return g(x.sin()) + n
+        """, lambda lib: one(lib, 4), "after test_misc.py (nonlocal in a closure that breaks)"),
+    "break_in_try_after_ops": P("""
+        def f(x):
+            y = x.cos() * 2
+            try:
+                print("trying")
+                z = y + 1
+            except ValueError:
+                z = y
+            return z.sin()
+        """, lambda lib: one(lib, 4), "after test_exceptions.py (a break in try, ops before)"),
+})

@@ -585,17 +585,15 @@ def test_a_comprehension_that_breaks():
     # its call (the function, made for the purpose, is rebuilt for the break's code; the
     # iterator over y is rebuilt too), the comprehension runs through the JIT as its own frame
     # (a break in its loop: eager) and a resume function continues — 2 graphs, as torch 2.13.
-    # 3.12+ inlines it (PEP 709): the break is inside a loop of the frame, which runs eagerly
-    # (nothing compiled and dropped) and the reason names what was unsupported — `.item()` —
-    # and where (torch 2.13: 2 graphs there too)
-    if sys.version_info < (3, 12):
-        check_breaks(comprehension_that_breaks, (rg(3),), graphs=2, breaks=1)
-        assert "Tensor.item()" in break_reasons(comprehension_that_breaks)[0]
-        return
-    check_breaks(comprehension_that_breaks, (rg(3),), graphs=0)
-    (entry,) = mtc.dynamo.cache_entries(comprehension_that_breaks)
-    assert entry.is_eager
-    assert "inside a comprehension" in entry.reason and "Tensor.item()" in entry.reason
+    # 3.12+ inlines it (PEP 709): as torch 2.13, the frame breaks *before* it, the
+    # comprehension runs eagerly in a synthetic function and a resume function continues after
+    # it — 2 graphs too
+    check_breaks(comprehension_that_breaks, (rg(3),), graphs=2, breaks=1)
+    assert "Tensor.item()" in break_reasons(comprehension_that_breaks)[0]
+    if sys.version_info >= (3, 12):
+        (entry,) = mtc.dynamo.cache_entries(comprehension_that_breaks)
+        assert "inside a comprehension" in entry.graph_break.reason
+        assert "__comprehension_comprehension_that_breaks_at_" in entry.decompiled()
 
 
 class Helper:
