@@ -170,15 +170,6 @@ PROGRAMS = {
         "after test_recompiles.py (a guard on a global list's length)"),
 }
 
-# (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
-TORCH_COUNTS = {
-}
-
-DIFFERS = {
-}
-
-test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
-    fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)
 
 PROGRAMS.update({
     "ops_then_print_in_for_loop": P("""
@@ -243,3 +234,100 @@ PROGRAMS.update({
             return z.sin()
         """, lambda lib: one(lib, 4), "after test_exceptions.py (a break in try, ops before)"),
 })
+
+PROGRAMS.update({
+    "item_in_listcomp_over_enumerate": P("""
+        def f(x, y):
+            z = x.sin()
+            d = [v.item() for i, v in enumerate(y)]
+            return z * d[1]
+        """, lambda lib: two(lib, 3), "after test_misc.py (enumerate live at the break)"),
+    "item_in_dictcomp_plain_iter": P("""
+        def f(x, y):
+            z = x.sin()
+            d = {k: k.item() for k in y}
+            return z
+        """, lambda lib: two(lib, 3), "after test_misc.py::test_dictcomp_graph_break"),
+    "item_in_listcomp_over_zip": P("""
+        def f(x, y):
+            z = x.sin()
+            d = [v.item() + w.item() for v, w in zip(y, y)]
+            return z * d[1]
+        """, lambda lib: two(lib, 3), "after test_misc.py (zip live at the break)"),
+    "walrus_in_listcomp_break": P("""
+        def f(x, y):
+            z = x.cos()
+            vals = [(last := v.item()) for v in y]
+            return z * last + sum(vals)
+        """, lambda lib: two(lib, 3), "after test_misc.py (a walrus in a comprehension)"),
+    "listcomp_break_result_consumed": P("""
+        def f(x, y):
+            z = x.cos() + 1
+            return z * sum([v.item() for v in y])
+        """, lambda lib: two(lib, 3), "after test_misc.py (the comprehension's result consumed)"),
+    "dictcomp_break_returned": P("""
+        def f(x):
+            z = x.cos() + 1
+            return {i: print(i) or z * i for i in range(2)}
+        """, lambda lib: one(lib, 3), "after test_misc.py (a dict comprehension returned)"),
+})
+
+# (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
+TORCH_COUNTS = {
+    'append_to_global_list': (3, 1, 0, (2, 2, 2)),
+    'append_to_global_list_new_shape': (3, 1, 0, (1, 1, 1)),
+    'break_in_closure_two_cells': (3, 3, 2, (1, 2, 1)),
+    'break_in_enable_grad': (2, 2, 1, (4, 1)),
+    'break_in_lambda_no_closure': (3, 3, 2, (1, 1, 1)),
+    'break_in_set_grad_enabled': (2, 2, 1, (3, 4)),
+    'break_in_try_after_ops': (1, 1, 0, (2,)),
+    'break_in_user_ctx': (0, 0, -1, ()),
+    'break_in_user_ctx_as': (0, 0, -1, ()),
+    'closure_cell_written_after_break': (4, 4, 3, (1, 1, 1, 1)),
+    'dictcomp_break_returned': (1, 1, 0, (2,)),
+    'item_in_dictcomp': (0, 0, -1, ()),
+    'item_in_dictcomp_plain_iter': (1, 1, 0, (4,)),
+    'item_in_listcomp_over_enumerate': (0, 0, -1, ()),
+    'item_in_listcomp_over_zip': (2, 2, 1, (7, 1)),
+    'item_in_no_grad': (2, 2, 1, (4, 4)),
+    'item_in_setcomp': (2, 2, 1, (5, 1)),
+    'listcomp_break_result_consumed': (2, 2, 1, (5, 1)),
+    'listcomp_break_then_more_ops': (2, 2, 1, (4, 2)),
+    'listcomp_loop_var_shadows_local': (2, 2, 1, (4, 1)),
+    'listcomp_without_break': (1, 1, 0, (8,)),
+    'nested_listcomp_break': (2, 2, 1, (1, 1)),
+    'nonlocal_write_in_breaking_closure': (3, 3, 2, (1, 1, 1)),
+    'numpy_then_tensor': (1, 1, 0, (3,)),
+    'ops_then_break_in_user_ctx': (1, 1, 0, (2,)),
+    'ops_then_print_in_for_loop': (0, 0, -1, ()),
+    'print_in_listcomp_no_closure': (2, 2, 1, (1, 1)),
+    'walrus_in_listcomp_break': (2, 2, 1, (4, 2)),
+}
+
+_CELLS = ("the nested function's free variable is assigned (by the frame after the break, or by "
+          "the function: nonlocal): torch makes it again with the frame's own cell; mtc's "
+          "transformed code holds no cells, so it does not rebuild the function and the frame "
+          "breaks less")
+DIFFERS = {
+    "closure_cell_written_after_break": ((3, 3, 2, (1, 1, 1)), _CELLS),
+    "nonlocal_write_in_breaking_closure": ((2, 2, 1, (1, 1)), _CELLS),
+    "numpy_then_tensor": ((1, 1, 0, (1,)),
+                          "torch 2.13 traces .numpy() (torch._numpy) and the numpy calls on its "
+                          "result into the graph; mtc breaks at .numpy()"),
+    "walrus_in_listcomp_break": ((1, 1, 0, (1,)),
+                                 "a `:=` in a comprehension that breaks: torch returns the "
+                                 "walrus variables from its comprehension function (3.12+) or "
+                                 "shares the cell (3.11); mtc falls back to the last checkpoint"),
+}
+TORCH_RAISES = {}
+
+if sys.version_info >= (3, 12):
+    # a set comprehension is not rebuilt (BUILD_SET): the last checkpoint, the rest eagerly
+    TORCH_COUNTS["item_in_setcomp"] = (1, 1, 0, (2,))
+    # torch 2.13's comprehension function does not hand the restored `v` back: the frame
+    # raises UnboundLocalError where eager mode returns (a torch bug; mtc restores it)
+    TORCH_RAISES["listcomp_loop_var_shadows_local"] = "UnboundLocalError"
+    DIFFERS["listcomp_loop_var_shadows_local"] = ((2, 2, 1, (4, 1)), "torch 2.13 raises")
+
+test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
+    fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS, TORCH_RAISES)

@@ -260,7 +260,7 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
             # the graph's outputs: every tensor the stack and the live locals hold
             live = [tx.symbolic_locals[n] for n in tx.live_locals() if n in tx.symbolic_locals
                     and n in _live_anywhere(tx, brk)]
-            return_vt = TupleVariable(list(brk.stack) + live)
+            return_vt = TupleVariable(list(brk.stack) + live + _closure_values(brk.stack + live))
             get_logger("graph_breaks").info("Graph break in %s: %s\n  %s", code.co_name,
                                             brk.reason.reason, brk.reason.user_line)
         output.compile_subgraph(tx, return_vt, backend)
@@ -280,6 +280,16 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
                        side_effects=output.side_effects.describe())
     _log_entry(entry)
     return entry
+
+
+def _closure_values(vts: list) -> list:
+    """The free-variable values of the nested functions among ``vts``: the transformed code
+    makes each function again from them (``NestedUserFunctionVariable.reconstruct``), so the
+    tensors among them are graph outputs even where the frame itself reads them no more."""
+    from .variables.functions import FrameCell, NestedUserFunctionVariable
+
+    return [cell.get() for vt in vts if isinstance(vt, NestedUserFunctionVariable)
+            for cell in vt.closure.values() if isinstance(cell, FrameCell)]
 
 
 def _live_anywhere(tx, brk) -> set:
