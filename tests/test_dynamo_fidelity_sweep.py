@@ -8,6 +8,8 @@ counts — graphs over all the calls, explain's counts for the first call, ops p
 torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed), except for ``DIFFERS``.
 """
 
+import types
+
 from .dynamo_fidelity import (
     Program,
     fidelity_tests,
@@ -246,11 +248,135 @@ PROGRAMS = {
         """, lambda lib: one(lib, 2, 2), "after test_modules.py::test_module_list"),
 }
 
+PROGRAMS.update({
+    "global_tensor_read": P("""
+        W = lib.arange(3).float() * 0.5
+
+        def f(x):
+            return x * W + W.sum()
+        """, lambda lib: one(lib, 3), "after test_misc.py (a global tensor)"),
+    "input_object_attribute_changes": P("""
+        def f(x, cfg):
+            return x * cfg.k
+        """, lambda lib: [(ramp(lib, 3), types.SimpleNamespace(k=k)) for k in (2, 3, 4)],
+        "after test_recompiles.py (an attribute of an input object)"),
+    "keyword_only_float_changes": P("""
+        def f(x, *, scale=2.0):
+            return x * scale
+        """, lambda lib: [(ramp(lib, 3),)], "after test_unspec.py (a keyword default)"),
+    "shape_branch_with_dynamic_sizes": P("""
+        def f(x):
+            if x.shape[0] > 3:
+                return x.sum()
+            return x.mean()
+        """, sizes(2, 3, 4, 5, 6), "after test_recompiles.py (a branch on a dynamic size)"),
+    "floordiv_of_size": P("""
+        def f(x):
+            half = x.shape[0] // 2
+            return x[:half].sum() + x[half:].sum() * 2
+        """, sizes(4, 6, 8), "after test_misc.py (size arithmetic, dynamic)"),
+    "numel_and_dim": P("""
+        def f(x):
+            return x * (x.numel() + x.dim())
+        """, lambda lib: one(lib, 2, 3), "after test_misc.py::test_numel"),
+    "nested_dict_input": P("""
+        def f(d):
+            return d["a"]["b"] * 2 + d["c"][0]
+        """, lambda lib: [({"a": {"b": ramp(lib, 2)}, "c": [ramp(lib, 2)]},)],
+        "after test_functions.py (nested containers as input)"),
+    "int_then_float_arg": P("""
+        def f(x, s):
+            return x * s
+        """, with_numbers(2, 2.0, 3.0), "after test_unspec.py (int vs float input)"),
+    "transpose_and_permute": P("""
+        def f(x):
+            return x.t().matmul(x) + x.permute(1, 0).sum()
+        """, lambda lib: one(lib, 2, 3), "after test_functions.py (transpose, permute)"),
+    "chained_int_comparison": P("""
+        def f(x, n):
+            if 0 < n < 3:
+                return x + n
+            return x - n
+        """, with_numbers(1, 2, 5), "after test_unspec.py (a chained comparison)"),
+    "tuple_of_ints_arg": P("""
+        def f(x, shape):
+            return x.reshape(shape) * 2
+        """, lambda lib: [(ramp(lib, 6), (2, 3)), (ramp(lib, 6), (3, 2)), (ramp(lib, 6), (6, 1))],
+        "after test_recompiles.py (a tuple of ints as input)"),
+    "softmax_module_call": P("""
+        SM = lib.nn.Softmax(dim=-1)
+
+        def f(x):
+            return SM(x * 2)
+        """, lambda lib: one(lib, 2, 3), "after test_modules.py (a module instance global)"),
+})
+
+
 # (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
 TORCH_COUNTS = {
+    'assert_on_shape': (1, 1, 0, (1,)),
+    'bool_arg_flips': (2, 1, 0, (1, 1)),
+    'cat_and_stack': (1, 1, 0, (5,)),
+    'chained_int_comparison': (3, 1, 0, (1, 1, 1)),
+    'dict_keys_change': (2, 1, 0, (2, 4)),
+    'dtype_changes': (2, 1, 0, (1, 1)),
+    'float_arg_changes': (2, 1, 0, (2, 3)),
+    'float_arg_in_math': (2, 1, 0, (1, 3)),
+    'float_arg_returned': (2, 1, 0, (1, 4)),
+    'floordiv_of_size': (2, 1, 0, (6, 7)),
+    'fstring_of_shape': (1, 1, 0, (1,)),
+    'generator_expression_sum': (1, 1, 0, (8,)),
+    'global_tensor_read': (1, 1, 0, (3,)),
+    'inplace_on_clone': (1, 1, 0, (3,)),
+    'input_object_attribute_changes': (2, 1, 0, (1, 1)),
+    'int_arg_changes': (2, 1, 0, (1, 1)),
+    'int_arg_compared': (3, 1, 0, (1, 1, 1)),
+    'int_arg_in_range_loop': (3, 1, 0, (2, 3, 4)),
+    'int_arg_indexes_tensor': (2, 1, 0, (2, 2)),
+    'int_arg_same_value': (1, 1, 0, (1,)),
+    'int_then_float_arg': (3, 1, 0, (1, 1, 2)),
+    'item_then_branch_on_python_number': (3, 2, 1, (1, 1, 1)),
+    'keyword_only_float_changes': (1, 1, 0, (1,)),
+    'list_length_changes': (3, 1, 0, (1, 2, 3)),
+    'max_of_shape_ints': (1, 1, 0, (4,)),
+    'module_list_loop': (1, 1, 0, (6,)),
+    'nested_dict_input': (1, 1, 0, (2,)),
+    'none_then_tensor': (2, 1, 0, (1, 1)),
+    'numel_and_dim': (1, 1, 0, (1,)),
+    'partial_call': (1, 1, 0, (2,)),
+    'requires_grad_changes': (2, 1, 0, (2, 2)),
+    'same_shape_no_recompile': (1, 1, 0, (2,)),
+    'scalar_tensor_vs_vector': (2, 1, 0, (2, 2)),
+    'sequential_module': (1, 1, 0, (4,)),
+    'shape_branch_with_dynamic_sizes': (3, 1, 0, (1, 1, 1)),
+    'shape_changes_automatic_dynamic': (2, 1, 0, (2, 2)),
+    'shape_changes_with_reduction': (2, 1, 0, (3, 3)),
+    'size_method_loop': (1, 1, 0, (5,)),
+    'softmax_module_call': (1, 1, 0, (2,)),
+    'sorted_with_lambda_key': (1, 1, 0, (1,)),
+    'star_unpack_list': (1, 1, 0, (2,)),
+    'string_arg_changes': (2, 1, 0, (1, 1)),
+    'transpose_and_permute': (1, 1, 0, (5,)),
+    'tuple_of_ints_arg': (3, 1, 0, (2, 2, 2)),
+    'two_dims_change': (3, 1, 0, (2, 2, 2)),
+    'view_from_shape_product': (1, 1, 0, (2,)),
+    'where_and_clamp': (1, 1, 0, (3,)),
+    'while_int_counter': (1, 1, 0, (3,)),
 }
 
+_SIZE_INPUT = ("torch 2.13 lifts a dynamic size into the graph as a SymInt input (`s0`); mtc's "
+               "graph reads it from the tensor (`x.size(0)`, one more op)")
 DIFFERS = {
+    "shape_changes_with_reduction": ((2, 1, 0, (3, 4)), _SIZE_INPUT),
+    "two_dims_change": ((3, 1, 0, (2, 2, 3)), _SIZE_INPUT),
+    "floordiv_of_size": ((2, 1, 0, (6, 8)), _SIZE_INPUT),
+    "float_arg_returned": ((2, 1, 0, (1, 3)),
+                           "a dynamic float returned from the graph: torch 2.13 returns it as "
+                           "a 0-d tensor (`scalar_tensor`, one more op), mtc as a Python float"),
+    "tuple_of_ints_arg": ((2, 1, 0, (2, 2)),
+                          "ints in a tuple argument given to reshape: torch 2.13 keeps "
+                          "specializing them (3 graphs), mtc makes them dynamic on the second "
+                          "compile (the product is guarded)"),
 }
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
