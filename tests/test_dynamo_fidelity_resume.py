@@ -223,6 +223,16 @@ PROGRAMS.update({
                 return y * n
             return g(x.sin()) + n
         """, lambda lib: one(lib, 4), "after test_misc.py (nonlocal in a closure that breaks)"),
+    "break_in_try_after_one_op": P("""
+        def f(x):
+            y = x.cos()
+            try:
+                print("trying")
+                z = y + 1
+            except ValueError:
+                z = y
+            return z.sin()
+        """, lambda lib: one(lib, 4), "after test_exceptions.py (one op: no checkpoint)"),
     "break_in_try_after_ops": P("""
         def f(x):
             y = x.cos() * 2
@@ -272,6 +282,53 @@ PROGRAMS.update({
         """, lambda lib: one(lib, 3), "after test_misc.py (a dict comprehension returned)"),
 })
 
+PROGRAMS.update({
+    "listcomp_break_in_no_grad": P("""
+        def f(x, y):
+            with lib.no_grad():
+                z = x * 2
+                vals = [v.item() for v in y]
+                w = z * sum(vals)
+            return w, w.requires_grad
+        """, lambda lib: [(ramp(lib, 3).requires_grad_(True), ramp(lib, 3))],
+        "after test_ctx_manager.py (a comprehension breaking in no_grad)"),
+    "listcomp_break_in_try": P("""
+        def f(x, y):
+            z = x.cos()
+            try:
+                vals = [v.item() for v in y]
+            except ValueError:
+                vals = [0.0]
+            return z * sum(vals)
+        """, lambda lib: two(lib, 3), "after test_exceptions.py (a comprehension in try)"),
+    "listcomp_of_lambdas_break": P("""
+        def f(x, y):
+            z = x.cos()
+            k = 2
+            fs = [lambda: v.item() * k for v in y]
+            return z * sum(g() for g in fs)
+        """, lambda lib: two(lib, 3), "after test_misc.py (lambdas capturing the loop variable)"),
+    "listcomp_break_in_for_loop": P("""
+        def f(x, y):
+            z = x.cos()
+            out = []
+            for i in range(2):
+                out.append(sum([v.item() for v in y]) + i)
+            return z * out[1]
+        """, lambda lib: two(lib, 3), "after test_misc.py (a comprehension in a loop)"),
+    "dictcomp_filtered_break": P("""
+        def f(x, y):
+            z = x.cos()
+            vals = {str(i): y[i].item() for i in range(3) if y[i].item() > 0.2}
+            return z * len(vals), sorted(vals.values())
+        """, lambda lib: two(lib, 3), "after test_misc.py (a filtered dict comprehension)"),
+    "nested_listcomp_inner_break": P("""
+        def f(x, y):
+            z = x.cos()
+            return z * sum([[w.item() for w in y][i] * i for i in range(3)])
+        """, lambda lib: two(lib, 3), "after test_misc.py (a break in the inner comprehension)"),
+})
+
 # (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
 TORCH_COUNTS = {
     'append_to_global_list': (3, 1, 0, (2, 2, 2)),
@@ -280,22 +337,29 @@ TORCH_COUNTS = {
     'break_in_enable_grad': (2, 2, 1, (4, 1)),
     'break_in_lambda_no_closure': (3, 3, 2, (1, 1, 1)),
     'break_in_set_grad_enabled': (2, 2, 1, (3, 4)),
+    'break_in_try_after_one_op': (0, 0, -1, ()),
     'break_in_try_after_ops': (1, 1, 0, (2,)),
     'break_in_user_ctx': (0, 0, -1, ()),
     'break_in_user_ctx_as': (0, 0, -1, ()),
     'closure_cell_written_after_break': (4, 4, 3, (1, 1, 1, 1)),
     'dictcomp_break_returned': (1, 1, 0, (2,)),
+    'dictcomp_filtered_break': (2, 2, 1, (1, 1)),
     'item_in_dictcomp': (0, 0, -1, ()),
     'item_in_dictcomp_plain_iter': (1, 1, 0, (4,)),
     'item_in_listcomp_over_enumerate': (0, 0, -1, ()),
     'item_in_listcomp_over_zip': (2, 2, 1, (7, 1)),
     'item_in_no_grad': (2, 2, 1, (4, 4)),
     'item_in_setcomp': (2, 2, 1, (5, 1)),
+    'listcomp_break_in_for_loop': (0, 0, -1, ()),
+    'listcomp_break_in_no_grad': (2, 2, 1, (6, 3)),
+    'listcomp_break_in_try': (0, 0, -1, ()),
     'listcomp_break_result_consumed': (2, 2, 1, (5, 1)),
     'listcomp_break_then_more_ops': (2, 2, 1, (4, 2)),
     'listcomp_loop_var_shadows_local': (2, 2, 1, (4, 1)),
+    'listcomp_of_lambdas_break': (0, 0, -1, ()),
     'listcomp_without_break': (1, 1, 0, (8,)),
     'nested_listcomp_break': (2, 2, 1, (1, 1)),
+    'nested_listcomp_inner_break': (2, 2, 1, (1, 1)),
     'nonlocal_write_in_breaking_closure': (3, 3, 2, (1, 1, 1)),
     'numpy_then_tensor': (1, 1, 0, (3,)),
     'ops_then_break_in_user_ctx': (1, 1, 0, (2,)),
@@ -314,10 +378,11 @@ DIFFERS = {
     "numpy_then_tensor": ((1, 1, 0, (1,)),
                           "torch 2.13 traces .numpy() (torch._numpy) and the numpy calls on its "
                           "result into the graph; mtc breaks at .numpy()"),
-    "walrus_in_listcomp_break": ((1, 1, 0, (1,)),
+    "walrus_in_listcomp_break": ((0, 0, -1, ()),
                                  "a `:=` in a comprehension that breaks: torch returns the "
                                  "walrus variables from its comprehension function (3.12+) or "
-                                 "shares the cell (3.11); mtc falls back to the last checkpoint"),
+                                 "shares the cell (3.11); mtc falls back to the last checkpoint "
+                                 "(none: one op before it) and runs the frame eagerly"),
 }
 TORCH_RAISES = {}
 
@@ -328,6 +393,15 @@ if sys.version_info >= (3, 12):
     # raises UnboundLocalError where eager mode returns (a torch bug; mtc restores it)
     TORCH_RAISES["listcomp_loop_var_shadows_local"] = "UnboundLocalError"
     DIFFERS["listcomp_loop_var_shadows_local"] = ((2, 2, 1, (4, 1)), "torch 2.13 raises")
+    # torch runs the comprehension's function outside the `try` (an exception it raised would
+    # escape the `except`): mtc does not break there (one op before it: no checkpoint, eager)
+    TORCH_COUNTS["listcomp_break_in_try"] = (2, 2, 1, (4, 1))
+    DIFFERS["listcomp_break_in_try"] = ((0, 0, -1, ()), "torch resumes outside the try")
+    # torch breaks before the comprehension inside the loop too, and resumes inside the loop
+    # (one resume function called from the previous one per iteration: the loop's length in
+    # nested calls); mtc skips a frame breaking inside a loop, as for any other break there
+    TORCH_COUNTS["listcomp_break_in_for_loop"] = (3, 3, 2, (4, 3, 3))
+    DIFFERS["listcomp_break_in_for_loop"] = ((0, 0, -1, ()), "torch resumes inside the loop")
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS, TORCH_RAISES)

@@ -303,6 +303,16 @@ PROGRAMS.update({
             return x.reshape(shape) * 2
         """, lambda lib: [(ramp(lib, 6), (2, 3)), (ramp(lib, 6), (3, 2)), (ramp(lib, 6), (6, 1))],
         "after test_recompiles.py (a tuple of ints as input)"),
+    "global_list_append_hits_recompile_limit": P("""
+        def f(x):
+            log.append(x.sum())
+            return x * len(log)
+        """, lambda lib: [(ramp(lib, 3),)] * 10,
+        "after test_recompiles.py::test_recompile_limit (a guard on a global list's length)"),
+    "int_arg_many_values": P("""
+        def f(x, n):
+            return x * n + n
+        """, with_numbers(*range(2, 12)), "after test_recompiles.py (automatic dynamic int)"),
     "softmax_module_call": P("""
         SM = lib.nn.Softmax(dim=-1)
 

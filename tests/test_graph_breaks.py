@@ -698,8 +698,9 @@ def try_block(x):
 
 
 @pytest.mark.parametrize("fn, where", [
-    (loop_print, "inside a loop"), (loop_data_dependent, "inside a loop")])
-def test_no_break_inside_loops_the_frame_runs_eagerly(fn, where):
+    (loop_print, "inside a loop"), (loop_data_dependent, "inside a loop"),
+    (try_block, "inside a `try` block")])  # (one op before the `try`: no checkpoint, as torch)
+def test_no_break_inside_loops_and_try_blocks_the_frame_runs_eagerly(fn, where):
     check_breaks(fn, (pos(3),), (neg(3),), graphs=0, breaks=0)
     (entry,) = mtc.dynamo.cache_entries(fn)
     assert entry.is_eager and entry.graph_module is None
@@ -721,18 +722,28 @@ def test_a_break_inside_a_grad_mode_with_block_resumes_inside_it(fn):
         assert "BEFORE_WITH" in {i.opname for i in dis.get_instructions(code)}
 
 
+def try_block_after_two_ops(x):
+    y = x.cos() * 2
+    try:
+        print("trying")
+        v = y + 1
+    except ValueError:
+        v = y
+    return v.sin()
+
+
 def test_a_break_in_a_try_block_falls_back_to_the_last_checkpoint():
     # torch's step_graph_break: no resume inside the `try` (the breaking call would run outside
     # it: its `except` could not catch); the graph up to the last empty-stack instruction
-    # before it (`y = x.cos()`) is compiled and the rest of the frame runs eagerly (torch 2.13:
-    # 1 graph, explain's graph_break_count 0)
-    check_breaks(try_block, (pos(3),), (neg(3),), graphs=1, breaks=1)
-    (entry,) = mtc.dynamo.cache_entries(try_block)
+    # before it, once it holds 2 ops, is compiled and the rest of the frame runs eagerly
+    # (torch 2.13: 1 graph, explain's graph_break_count 0; with 1 op: no checkpoint, eager)
+    check_breaks(try_block_after_two_ops, (pos(3),), (neg(3),), graphs=1, breaks=1)
+    (entry,) = mtc.dynamo.cache_entries(try_block_after_two_ops)
     assert not entry.is_eager and entry.graph_module is not None
     assert "a graph break inside a `try` block cannot be resumed from" in entry.graph_break.reason
     (rest,) = entry.resume_functions.values()
     assert mtc.dynamo.cache_entries(rest) == []  # run eagerly, never compiled
-    out = mtc.dynamo.explain(try_block)(pos(3))
+    out = mtc.dynamo.explain(try_block_after_two_ops)(pos(3))
     assert out.graph_count == 1 and out.graph_break_count == 0
 
 

@@ -70,7 +70,7 @@ class StepUnsupported(Unsupported):
     """torch's ``step_graph_break``: a break nothing can resume from (inside a ``try`` block,
     a user context manager's ``with`` block, an inlined 3.12+ set comprehension, an opcode
     without a handler) falls back to the *last checkpoint* — the latest instruction reached
-    with an empty stack, outside any ``try``, after at least one op — and the second trace
+    with an empty stack, outside any ``try``, after at least two ops — and the second trace
     stops there: the graph so far is compiled and the rest of the frame runs eagerly."""
 
     def __init__(self, cause: Unsupported):

@@ -222,10 +222,14 @@ class GraphBreak:
 class InstructionTranslator(InstructionTranslatorBase):
     """The frame being compiled: its locals are the call's arguments, read lazily.
 
-    Only this translator breaks graphs.  When an instruction raises ``Unsupported`` it restores
-    the stack it had before the instruction and stops with a ``GraphBreak``, unless a break is
-    impossible there (inside a loop, inside a ``with`` block, ``fullgraph=True``).  A break
-    raised from an inlined call instead restarts the analysis (``RestartAnalysis``): the second
+    Only this translator breaks graphs.  When an instruction raises ``Unsupported`` it asks
+    ``_break_verdict`` what torch would do: break there (restore the stack it had before the
+    instruction and stop with a ``GraphBreak``), fall back to the *last checkpoint* (torch's
+    ``step_graph_break``: the latest instruction reached with an empty stack once the graph held
+    two ops; a second trace stops there and the rest of the frame runs eagerly), or run the
+    whole frame eagerly (a break inside a loop, ``fullgraph=True``).  A break inside a 3.12+
+    inlined comprehension moves to the comprehension's start (``comprehension_graph_break``).
+    A break raised from an inlined call restarts the analysis (``RestartAnalysis``): the second
     trace breaks at the call itself, so nothing the callee did is half-applied.
     """
 
@@ -270,9 +274,9 @@ class InstructionTranslator(InstructionTranslatorBase):
     def run(self):
         while not self.returned:
             index = self.ip
-            if not self.stack and self.allow_breaks and self.output.has_ops() and \
+            if not self.stack and self.allow_breaks and self.output.count_calls() > 1 and \
                     not in_try(self.insts, _exception_edges(self.code), index):
-                self.checkpoint = index  # torch's speculate() at an empty stack
+                self.checkpoint = index  # torch's speculate(): an empty stack, 2+ ops done
             inst = self.next_instruction()
             stack, kw_names = list(self.stack), self.kw_names
             try:
