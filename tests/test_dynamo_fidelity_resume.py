@@ -329,6 +329,15 @@ PROGRAMS.update({
         """, lambda lib: two(lib, 3), "after test_misc.py (a break in the inner comprehension)"),
 })
 
+PROGRAMS["listcomp_break_in_resume_function"] = P("""
+    def f(x, y):
+        z = x.cos()
+        print("first")
+        w = z * 2
+        vals = [v.item() for v in y]
+        return w * sum(vals)
+    """, lambda lib: two(lib, 3), "after test_misc.py (a comprehension break after a break)")
+
 # (graphs over all calls, explain graph_count, explain graph_break_count, ops per graph)
 TORCH_COUNTS = {
     'append_to_global_list': (3, 1, 0, (2, 2, 2)),
@@ -351,6 +360,7 @@ TORCH_COUNTS = {
     'item_in_no_grad': (2, 2, 1, (4, 4)),
     'item_in_setcomp': (2, 2, 1, (5, 1)),
     'listcomp_break_in_for_loop': (0, 0, -1, ()),
+    'listcomp_break_in_resume_function': (3, 3, 2, (1, 4, 1)),
     'listcomp_break_in_no_grad': (2, 2, 1, (6, 3)),
     'listcomp_break_in_try': (0, 0, -1, ()),
     'listcomp_break_result_consumed': (2, 2, 1, (5, 1)),

@@ -9,12 +9,19 @@ torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed), except for
 """
 
 import types
+import warnings
+
+import pytest
+
+from minitorch_compile.dynamo.exc import CompilerFallbackWarning
 
 from .dynamo_fidelity import (
     Program,
     fidelity_tests,
+    mtc_vs_eager,
     one,
     ramp,
+    torch_counts,
     two,
 )
 
@@ -79,7 +86,8 @@ PROGRAMS = {
     "shape_changes_automatic_dynamic": P("""
         def f(x):
             return x.sin() * 2
-        """, sizes(3, 4, 5, 6), "after test_recompiles.py::test_automatic_dynamic_reduce_recompiles"),
+        """, sizes(3, 4, 5, 6),
+        "after test_recompiles.py::test_automatic_dynamic_reduce_recompiles"),
     "shape_changes_with_reduction": P("""
         def f(x):
             return (x * x).sum() / x.shape[0]
@@ -303,12 +311,6 @@ PROGRAMS.update({
             return x.reshape(shape) * 2
         """, lambda lib: [(ramp(lib, 6), (2, 3)), (ramp(lib, 6), (3, 2)), (ramp(lib, 6), (6, 1))],
         "after test_recompiles.py (a tuple of ints as input)"),
-    "global_list_append_hits_recompile_limit": P("""
-        def f(x):
-            log.append(x.sum())
-            return x * len(log)
-        """, lambda lib: [(ramp(lib, 3),)] * 10,
-        "after test_recompiles.py::test_recompile_limit (a guard on a global list's length)"),
     "int_arg_many_values": P("""
         def f(x, n):
             return x * n + n
@@ -336,6 +338,7 @@ TORCH_COUNTS = {
     'floordiv_of_size': (2, 1, 0, (6, 7)),
     'fstring_of_shape': (1, 1, 0, (1,)),
     'generator_expression_sum': (1, 1, 0, (8,)),
+    'int_arg_many_values': (2, 1, 0, (2, 2)),
     'global_tensor_read': (1, 1, 0, (3,)),
     'inplace_on_clone': (1, 1, 0, (3,)),
     'input_object_attribute_changes': (2, 1, 0, (1, 1)),
@@ -391,3 +394,27 @@ DIFFERS = {
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)
+
+
+# the recompile limit: both systems warn when they give up on a frame (torch: a UserWarning
+# naming config.recompile_limit; mtc: a CompilerFallbackWarning, an error elsewhere in the suite)
+LIMIT = P("""
+    def f(x):
+        log.append(x.sum())
+        return x * len(log)
+    """, lambda lib: [(ramp(lib, 3),)] * 10,
+    "after test_recompiles.py::test_recompile_limit (a guard on a global list's length)")
+LIMIT_TORCH_COUNTS = (8, 1, 0, (2, 2, 2, 2, 2, 2, 2, 2))  # 8 compiles, then eager
+
+
+def test_a_global_list_appended_to_recompiles_up_to_the_limit():
+    with pytest.warns(CompilerFallbackWarning, match="recompile limit"):
+        assert mtc_vs_eager(LIMIT).as_tuple() == LIMIT_TORCH_COUNTS
+
+
+@pytest.mark.torch
+def test_torchs_recompile_limit_is_the_table():
+    pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch_counts(LIMIT).as_tuple() == LIMIT_TORCH_COUNTS

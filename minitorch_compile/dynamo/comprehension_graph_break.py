@@ -28,6 +28,7 @@ frame) or cells (a lambda capturing the loop variable) is not rebuilt: the break
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from dataclasses import dataclass
 
@@ -142,3 +143,32 @@ class ComprehensionBreak(Unsupported):
         self.comp = comp
         super().__init__(f"{cause.reason} (inside a comprehension: it runs in a function of its "
                          "own, eagerly, between two graphs)", user_line=cause.user_line)
+
+
+def emit_comprehension_call(cg, tx, comp: Comprehension, offset: int, lineno: int,
+                            eager_code) -> None:
+    """Append to ``cg`` the call that replaces the comprehension: the stack holds the iterator
+    on top; afterwards it holds what the comprehension made in its place.  ``comp``'s indices
+    are in ``tx.code`` (a resume function's are ``offset`` past the original's, from which the
+    region is copied); ``eager_code`` routes the function's callees through the JIT."""
+    original = _original(tx.code)
+    fn_code = build_function(original, dataclasses.replace(
+        comp, start=comp.start - offset, end=comp.end - offset), tx.f_globals,
+        f"__comprehension_{original.co_name}_at_{lineno}")
+    cg.store_local("___comprehension_iter")
+    cg.output.globals_to_install[fn_code.co_name] = types.FunctionType(
+        eager_code(fn_code), tx.f_globals, fn_code.co_name)
+    cg.load_global(fn_code.co_name, push_null=True)
+    cg.load_local("___comprehension_iter")
+    for local in comp.captured:
+        if local in tx.symbolic_locals:
+            cg.reconstruct(tx.symbolic_locals[local])
+        else:
+            cg.load_local(local)  # an argument the traced part never read
+    cg.call(1 + len(comp.captured))
+
+
+def _original(code):
+    from .resume_execution import original_of
+
+    return original_of(code)[0]

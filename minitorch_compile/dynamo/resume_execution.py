@@ -24,7 +24,6 @@ function makes a sibling, not a resume-of-a-resume — no 2^n blow-up.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import types
 from dataclasses import dataclass
@@ -34,8 +33,7 @@ from bytecode import Bytecode, CellVar, Instr, Label, TryBegin, TryEnd
 from . import bytecode_versions as versions
 from ._identity import IdentityDict
 from .codegen import assemble
-from .comprehension_graph_break import ComprehensionBreak
-from .comprehension_graph_break import build_function as build_comprehension
+from .comprehension_graph_break import ComprehensionBreak, emit_comprehension_call
 
 _counter = itertools.count(1)
 
@@ -243,16 +241,18 @@ def _resume_function(code, closure, backend):
     return jit_resume(code, closure, backend)
 
 
-def _eager_code(code, backend):
+def _eager_code(backend):
+    """Code -> the same code with its callees routed through the JIT (run eagerly, as torch runs
+    a skipped frame: its callees still compiled)."""
     from .eager_frame import calls_through_jit
 
-    return calls_through_jit(code, backend) or code
+    return lambda code: calls_through_jit(code, backend) or code
 
 
 def _eager_rest_function(code, closure, backend):
     """The rest of a frame after its last checkpoint: the resume code run *eagerly* (torch
     appends the original instructions to the transformed code), its callees still compiled."""
-    return types.FunctionType(_eager_code(code, backend), RESUME_INFO[code].globals,
+    return types.FunctionType(_eager_code(backend)(code), RESUME_INFO[code].globals,
                               code.co_name, None, closure)
 
 
@@ -361,21 +361,8 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     if brk.at_checkpoint:  # torch's step_graph_break: the rest of the frame, eagerly
         resume_at(brk.index, n_stack, 0, eager=True)
     elif isinstance(brk.reason, ComprehensionBreak):  # 3.12+: the comprehension, as a call
-        comp = brk.reason.comp  # (indices in tx.code; the region is copied from the original)
-        fn_code = build_comprehension(original, dataclasses.replace(
-            comp, start=comp.start - offset, end=comp.end - offset), tx.f_globals,
-                                      f"__comprehension_{original.co_name}_at_{lineno}")
-        cg.store_local("___comprehension_iter")  # the iterator, on top of the stack
-        cg.output.globals_to_install[fn_code.co_name] = types.FunctionType(
-            _eager_code(fn_code, backend), tx.f_globals, fn_code.co_name)
-        cg.load_global(fn_code.co_name, push_null=True)
-        cg.load_local("___comprehension_iter")
-        for local in comp.captured:
-            if local in tx.symbolic_locals:
-                cg.reconstruct(tx.symbolic_locals[local])
-            else:
-                cg.load_local(local)  # an argument the traced part never read
-        cg.call(1 + len(comp.captured))
+        comp = brk.reason.comp
+        emit_comprehension_call(cg, tx, comp, offset, lineno, _eager_code(backend))
         end_try()
         resume_at(comp.end + 1, n_stack, 1)
     elif name in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
