@@ -325,8 +325,10 @@ class InstructionTranslator(InstructionTranslatorBase):
             verdict, where = "eager", "inside a loop"  # torch skips such a frame too
         elif any(isinstance(v, GeneratorVariable) for v in stack):
             verdict, where = "eager", "with a generator live on the stack"  # not rebuilt
-        elif any(getattr(v, "made_by", None) == "enumerate" for v in stack):
-            verdict, where = "eager", "with an enumerate iterator live on the stack"  # torch
+        elif any(getattr(v, "made_by", None) == "enumerate" for v in
+                 stack + [self.symbolic_locals[n] for n in self.live_locals(index)
+                          if n in self.symbolic_locals]):  # torch cannot rebuild it
+            verdict, where = "eager", "with an enumerate iterator live"
         elif in_try(self.insts, _exception_edges(self.code), index - at_comprehension):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
