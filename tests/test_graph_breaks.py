@@ -747,11 +747,27 @@ def test_a_break_in_a_try_block_falls_back_to_the_last_checkpoint():
     assert out.graph_count == 1 and out.graph_break_count == 0
 
 
+def try_block_raising_after_two_ops(x):
+    y = x.cos() * 2
+    try:
+        v = raises_after_print(y)
+    except ValueError:
+        v = y * 3
+    return v
+
+
 def test_a_break_in_a_try_block_keeps_the_except_working():
-    # regression: the breaking call used to run outside the `try`, so the ValueError escaped
+    # regression: the breaking call used to run outside the `try`, so the ValueError escaped;
+    # now the graph before the `try` is compiled and the rest — the `try` — runs eagerly
     fn = mtc.compile(try_block, backend="eager")
     x = rg(3)
     assert mtc.allclose(fn(x), x.cos() * 2)
+    cb = CountingBackend()
+    fn = mtc.compile(try_block_raising_after_two_ops, backend=cb)
+    assert mtc.allclose(fn(x), x.cos() * 2 * 3)
+    assert cb.frame_count == 1
+    (entry,) = mtc.dynamo.cache_entries(try_block_raising_after_two_ops)
+    assert not entry.is_eager
 
 
 def test_a_loop_after_the_break_is_fine():
