@@ -442,13 +442,9 @@ PROGRAMS = {
     "live_enumerate_of_tensors": (_LIVE_ENUM_TENSORS, lambda lib: (_x(lib),), (0, 0, -1, 0)),
 }
 # where mtc still differs from torch 2.13 (name: mtc's counts); see docs/graph_breaks.md
-MTC_DIFFERS = {
-    # torch 2.13 skips this frame (0 graphs); mtc rebuilds the enumerate's rest, ((1, x * 3),),
-    # from the graph's output and continues in the resume function
-    "live_enumerate_of_tensors": (2, 2, 1, 1),
-    # the same with an enumerate live across the loop's break: torch skips, mtc resumes
-    "loop_return_closure": (3, 3, 2, 2),
-}
+# (none left: an enumerate iterator live at a break — `live_enumerate_of_tensors`,
+# `loop_return_closure` — skips the frame in both, torch cannot rebuild it)
+MTC_DIFFERS: dict = {}
 
 
 # torch's ``maybe_has_backedge`` reads on from the break for a backward jump before a return.

@@ -242,30 +242,15 @@ TORCH_COUNTS = {
 }
 
 DIFFERS = {
-    "break_in_closure": ((2, 2, 1, (1, 1)),
-                         "a nested function that breaks: the graph before the call is compiled, "
-                         "then rebuilding the nested function g for the resume function fails "
-                         "and the frame runs eagerly, g compiled as a frame of its own (torch "
-                         "rebuilds g: 3 graphs)"),
     "numpy_break": ((2, 2, 1, (1, 1)),
                     "torch 2.13 traces .numpy() and the numpy calls on its result into the "
                     "graph (3 ops before the break at float()); mtc breaks at .numpy()"),
-    "print_in_listcomp": ((0, 0, -1, ()),
-                          "a break inside a comprehension that reads a local of the frame (a "
-                          "closure): 3.11's comprehension function with a closure is not rebuilt "
-                          "for the break's code, 3.12+ inlines it (see item_in_listcomp): the "
-                          "frame runs eagerly (torch: no graph before it, one after it)"),
 }
 
 if sys.version_info >= (3, 12):
     # the `while` test: 3.12+ compiles it twice (before the loop and at its end); torch 2.13
     # then compiles only the graph up to the first test, and so does mtc
     TORCH_COUNTS["while_on_tensor"] = (1, 1, 0, (4,))
-    # PEP 709 inlines the comprehension into the frame: the break is inside a loop of the frame.
-    # torch 2.13 breaks before the comprehension and runs it in the transformed code (2 graphs,
-    # as mtc on 3.11, where the comprehension is a nested function called at the break); mtc
-    # runs the frame eagerly
-    DIFFERS["item_in_listcomp"] = ((0, 0, -1, ()), "a break inside an inlined comprehension")
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)

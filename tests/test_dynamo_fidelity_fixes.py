@@ -225,9 +225,10 @@ def test_a_user_context_manager_is_inlined():
 
 
 def test_a_break_inside_a_user_with_block_runs_the_frame_eagerly(capsys):
-    # (the graph before the break is compiled, then rebuilding the stack fails: the frame
-    # runs eagerly)
-    check_breaks(user_context_with_break, (mtc.ones(2),), graphs=1)
+    # a user context manager cannot be left and re-entered: torch falls back to its last
+    # checkpoint, and there is none here (no op before the `with`): the frame runs eagerly,
+    # no graph compiled (torch 2.13: 0 graphs; test_dynamo_fidelity_resume has the counts)
+    check_breaks(user_context_with_break, (mtc.ones(2),), graphs=0)
     reasons = [e.reason for e in mtc.dynamo.cache_entries(user_context_with_break)]
     assert any("user context manager" in r for r in reasons if r)
 

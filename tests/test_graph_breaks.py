@@ -585,17 +585,16 @@ def test_a_comprehension_that_breaks():
     # its call (the function, made for the purpose, is rebuilt for the break's code; the
     # iterator over y is rebuilt too), the comprehension runs through the JIT as its own frame
     # (a break in its loop: eager) and a resume function continues — 2 graphs, as torch 2.13.
-    # 3.12+ inlines it (PEP 709): the break is inside a loop of the frame, which runs eagerly
-    # (nothing compiled and dropped) and the reason names what was unsupported — `.item()` —
-    # and where (torch 2.13: 2 graphs there too)
-    if sys.version_info < (3, 12):
-        check_breaks(comprehension_that_breaks, (rg(3),), graphs=2, breaks=1)
-        assert "Tensor.item()" in break_reasons(comprehension_that_breaks)[0]
-        return
-    check_breaks(comprehension_that_breaks, (rg(3),), graphs=0)
-    (entry,) = mtc.dynamo.cache_entries(comprehension_that_breaks)
-    assert entry.is_eager
-    assert "inside a comprehension" in entry.reason and "Tensor.item()" in entry.reason
+    # 3.12+ inlines it (PEP 709): as torch 2.13, the frame breaks *before* it, the
+    # comprehension runs eagerly in a synthetic function and a resume function continues after
+    # it — 2 graphs too
+    check_breaks(comprehension_that_breaks, (rg(3),), graphs=2, breaks=1)
+    assert "Tensor.item()" in break_reasons(comprehension_that_breaks)[0]
+    if sys.version_info >= (3, 12):
+        (entry,) = mtc.dynamo.cache_entries(comprehension_that_breaks)
+        assert "inside a comprehension" in entry.graph_break.reason
+        assert any(n.startswith("__comprehension_comprehension_that_breaks_at_")
+                   for n in entry.code.co_names)
 
 
 class Helper:
@@ -700,12 +699,12 @@ def try_block(x):
 
 @pytest.mark.parametrize("fn, where", [
     (loop_print, "inside a loop"), (loop_data_dependent, "inside a loop"),
-    (try_block, "inside a `try` block")])
-def test_no_break_inside_loops_with_and_try_blocks_the_frame_runs_eagerly(fn, where):
+    (try_block, "inside a `try` block")])  # (one op before the `try`: no checkpoint, as torch)
+def test_no_break_inside_loops_and_try_blocks_the_frame_runs_eagerly(fn, where):
     check_breaks(fn, (pos(3),), (neg(3),), graphs=0, breaks=0)
     (entry,) = mtc.dynamo.cache_entries(fn)
     assert entry.is_eager and entry.graph_module is None
-    assert f"a graph break {where} is not supported" in entry.reason
+    assert f"a graph break {where} cannot be resumed from" in entry.reason
     assert f"in {fn.__name__}" in entry.user_line or "in raises_after_print" in entry.user_line
     out = mtc.dynamo.explain(fn)(pos(3))
     # torch skips such a frame: no graph, no break reason, graph_break_count -1
@@ -723,13 +722,52 @@ def test_a_break_inside_a_grad_mode_with_block_resumes_inside_it(fn):
         assert "BEFORE_WITH" in {i.opname for i in dis.get_instructions(code)}
 
 
+def try_block_after_two_ops(x):
+    y = x.cos() * 2
+    try:
+        print("trying")
+        v = y + 1
+    except ValueError:
+        v = y
+    return v.sin()
+
+
+def test_a_break_in_a_try_block_falls_back_to_the_last_checkpoint():
+    # torch's step_graph_break: no resume inside the `try` (the breaking call would run outside
+    # it: its `except` could not catch); the graph up to the last empty-stack instruction
+    # before it, once it holds 2 ops, is compiled and the rest of the frame runs eagerly
+    # (torch 2.13: 1 graph, explain's graph_break_count 0; with 1 op: no checkpoint, eager)
+    check_breaks(try_block_after_two_ops, (pos(3),), (neg(3),), graphs=1, breaks=1)
+    (entry,) = mtc.dynamo.cache_entries(try_block_after_two_ops)
+    assert not entry.is_eager and entry.graph_module is not None
+    assert "a graph break inside a `try` block cannot be resumed from" in entry.graph_break.reason
+    (rest,) = entry.resume_functions.values()
+    assert mtc.dynamo.cache_entries(rest) == []  # run eagerly, never compiled
+    out = mtc.dynamo.explain(try_block_after_two_ops)(pos(3))
+    assert out.graph_count == 1 and out.graph_break_count == 0
+
+
+def try_block_raising_after_two_ops(x):
+    y = x.cos() * 2
+    try:
+        v = raises_after_print(y)
+    except ValueError:
+        v = y * 3
+    return v
+
+
 def test_a_break_in_a_try_block_keeps_the_except_working():
-    # regression: the breaking call used to run outside the `try`, so the ValueError escaped
+    # regression: the breaking call used to run outside the `try`, so the ValueError escaped;
+    # now the graph before the `try` is compiled and the rest — the `try` — runs eagerly
     fn = mtc.compile(try_block, backend="eager")
     x = rg(3)
     assert mtc.allclose(fn(x), x.cos() * 2)
-    entry, = mtc.dynamo.cache_entries(try_block)  # eager by design, for this reason:
-    assert entry.is_eager and "inside a `try` block" in entry.reason
+    cb = CountingBackend()
+    fn = mtc.compile(try_block_raising_after_two_ops, backend=cb)
+    assert mtc.allclose(fn(x), x.cos() * 2 * 3)
+    assert cb.frame_count == 1
+    (entry,) = mtc.dynamo.cache_entries(try_block_raising_after_two_ops)
+    assert not entry.is_eager
 
 
 def test_a_loop_after_the_break_is_fine():
@@ -925,15 +963,32 @@ def test_a_nested_function_created_after_the_break():
     assert "k" in code.co_cellvars and "k" in code.co_varnames[:code.co_argcount]
 
 
-def test_a_nested_function_live_at_the_break_runs_the_frame_eagerly():
-    # a function object made while tracing cannot be rebuilt as a resume argument yet (torch
-    # can): the frame runs eagerly and says why
-    # (the graph before the print was compiled before rebuilding add_k failed; it never runs)
-    # (add_k, called by the frame running eagerly, is compiled as a frame of its own: torch's
-    # frame hook would compile it too) — 2 graphs, torch 2.13's 2 are the frame's own
-    check_breaks(nested_function_live_at_break, (rg(3),), graphs=2)
+def test_a_nested_function_live_at_the_break_is_made_again():
+    # a function object made while tracing is made again by the transformed code (torch's
+    # MAKE_FUNCTION) from the values of its free variables — `k`, a tensor the frame itself no
+    # longer reads, is a graph output for it — and passed to the resume function: 2 graphs,
+    # the frame's own, as torch 2.13
+    check_breaks(nested_function_live_at_break, (rg(3),), graphs=2, breaks=1)
     (entry,) = mtc.dynamo.cache_entries(nested_function_live_at_break)
-    assert entry.is_eager and "nested function" in entry.reason
+    assert not entry.is_eager and "___make_add_k_" in entry.decompiled()
+
+
+def nested_function_writing_its_cell(x):
+    n = 0
+
+    def bump(t):
+        nonlocal n
+        n += 1
+        return t * n
+    print("made bump")
+    return bump(x) + n
+
+
+def test_a_nested_function_assigning_its_free_variable_is_not_made_again():
+    # a new cell would not be the frame's: `n` read after the call would miss the write
+    check_breaks(nested_function_writing_its_cell, (rg(3),), graphs=None)
+    reasons = [e.reason or "" for e in mtc.dynamo.cache_entries(nested_function_writing_its_cell)]
+    assert any("assigns a free variable" in r for r in reasons)
 
 
 # ============================================================== explain, cache views, logs

@@ -9,6 +9,7 @@ Mirrors ``torch/_dynamo``.  Read in this order:
   handler method per opcode; ``bytecode_flow`` — decoded instructions, reachability, liveness;
 * ``bytecode_versions`` — the one table of what differs between CPython 3.11, 3.12 and 3.13;
 * ``resume_execution`` — resume functions and the code that runs at a graph break;
+  ``comprehension_graph_break`` — a break inside a 3.12+ inlined comprehension;
 * ``symbolic_shapes`` — ``SymInt`` and the ``ShapeEnv`` (dynamic shapes);
 * ``variables/``       — one tracker class per kind of Python value;
 * ``source``, ``guards`` — where values come from, and what must stay true about them;

@@ -260,7 +260,7 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
             # the graph's outputs: every tensor the stack and the live locals hold
             live = [tx.symbolic_locals[n] for n in tx.live_locals() if n in tx.symbolic_locals
                     and n in _live_anywhere(tx, brk)]
-            return_vt = TupleVariable(list(brk.stack) + live)
+            return_vt = TupleVariable(list(brk.stack) + live + _closure_values(brk.stack + live))
             get_logger("graph_breaks").info("Graph break in %s: %s\n  %s", code.co_name,
                                             brk.reason.reason, brk.reason.user_line)
         output.compile_subgraph(tx, return_vt, backend)
@@ -282,8 +282,20 @@ def _convert(fn, tx, output, backend, fullgraph) -> CacheEntry:
     return entry
 
 
+def _closure_values(vts: list) -> list:
+    """The free-variable values of the nested functions among ``vts``: the transformed code
+    makes each function again from them (``NestedUserFunctionVariable.reconstruct``), so the
+    tensors among them are graph outputs even where the frame itself reads them no more."""
+    from .variables.functions import FrameCell, NestedUserFunctionVariable
+
+    return [cell.get() for vt in vts if isinstance(vt, NestedUserFunctionVariable)
+            for cell in vt.closure.values() if isinstance(cell, FrameCell)]
+
+
 def _live_anywhere(tx, brk) -> set:
     """Locals some continuation of the break reads (the graph need not output the rest)."""
+    if brk.at_checkpoint:  # the rest of the frame runs from the checkpoint itself
+        return set(tx.live_locals(brk.index))
     targets = [brk.index + 1]
     if isinstance(brk.inst.arg, Label):  # a jump: its target continues too (other args may
         targets.append(tx.labels[brk.inst.arg])  # not even be hashable, e.g. bytecode's UNSET)

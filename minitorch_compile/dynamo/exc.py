@@ -66,6 +66,19 @@ class RestartAnalysis(TorchDynamoException):
         super().__init__(f"restart: break at instruction {ip} ({cause.reason})")
 
 
+class StepUnsupported(Unsupported):
+    """torch's ``step_graph_break``: a break nothing can resume from (inside a ``try`` block,
+    a user context manager's ``with`` block, an inlined 3.12+ set comprehension, an opcode
+    without a handler) falls back to the *last checkpoint* — the latest instruction reached
+    with an empty stack, outside any ``try``, after at least two ops — and the second trace
+    stops there: the graph so far is compiled and the rest of the frame runs eagerly."""
+
+    def __init__(self, cause: Unsupported):
+        self.cause = cause
+        super().__init__(f"compiled up to the last resumable point, the rest of the frame runs "
+                         f"eagerly: {cause.reason}", user_line=cause.user_line)
+
+
 class RecompileLimitExceeded(TorchDynamoException):
     pass
 

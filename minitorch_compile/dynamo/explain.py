@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import convert_frame
-from .eval_frame import _CACHE, _unwrap, code_of, compile
+from .eval_frame import _CACHE, _FRAME_STATE, _unwrap, code_of, compile
 
 
 @dataclass
@@ -84,6 +84,11 @@ def explain(fn, *extra_args, **extra_kwargs):
 
         code = code_of(fn)
         saved = _CACHE.pop(code, None)
+        # what automatic dynamic remembers of earlier compiles (of the frame and of its resume
+        # functions) is put aside, as torch's explain starts from reset(): the counts are a
+        # first compile's
+        saved_state = list(_FRAME_STATE.items())
+        _FRAME_STATE.clear()
         target = getattr(fn, "_orig_mod", fn)  # a compiled module: explain the module
         convert_frame.compile_listeners.append(listen)
         try:
@@ -93,6 +98,9 @@ def explain(fn, *extra_args, **extra_kwargs):
             _CACHE.pop(code, None)
             if saved is not None:
                 _CACHE[code] = saved
+            _FRAME_STATE.clear()
+            for key, state in saved_state:
+                _FRAME_STATE[key] = state
         out = ExplainOutput(graphs=graphs, graph_count=len(graphs))
         for e in entries:
             # the graph broke; a resume function continued.  As torch's, a reason is recorded

@@ -284,6 +284,10 @@ class OutputGraph(AutomaticDynamic):
         _dispatch_state.grad_enabled = self.initial_grad_enabled
 
     # ---------------------------------------------------------------- finishing
+    def count_calls(self) -> int:
+        """The call nodes of the graph so far (torch's ``count_calls``)."""
+        return sum(1 for n in self.graph.nodes if n.op.startswith("call"))
+
     def has_ops(self) -> bool:
         """Anything to compile?  Grad-mode switches alone are not (an optimizer step that
         found no grads is ``with no_grad(): pass``); the transformed code sets the final mode

@@ -71,7 +71,7 @@ class AutomaticDynamic:
         from . import config
         from .output_graph import GraphArg  # (output_graph.py imports this module)
 
-        if self.dynamic is False or value in (0, 1) or (self.dynamic is not True and (
+        if self.dynamic is False or (self.dynamic is not True and (
                 prev is None or prev == value or not config.automatic_dynamic_shapes)):
             return None
         self.guards.add("TYPE_MATCH", source, value=value)

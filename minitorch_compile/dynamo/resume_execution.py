@@ -33,6 +33,7 @@ from bytecode import Bytecode, CellVar, Instr, Label, TryBegin, TryEnd
 from . import bytecode_versions as versions
 from ._identity import IdentityDict
 from .codegen import assemble
+from .comprehension_graph_break import ComprehensionBreak, emit_comprehension_call
 
 _counter = itertools.count(1)
 
@@ -240,6 +241,21 @@ def _resume_function(code, closure, backend):
     return jit_resume(code, closure, backend)
 
 
+def _eager_code(backend):
+    """Code -> the same code with its callees routed through the JIT (run eagerly, as torch runs
+    a skipped frame: its callees still compiled)."""
+    from .eager_frame import calls_through_jit
+
+    return lambda code: calls_through_jit(code, backend) or code
+
+
+def _eager_rest_function(code, closure, backend):
+    """The rest of a frame after its last checkpoint: the resume code run *eagerly* (torch
+    appends the original instructions to the transformed code), its callees still compiled."""
+    return types.FunctionType(_eager_code(backend)(code), RESUME_INFO[code].globals,
+                              code.co_name, None, closure)
+
+
 def _user_callable(vt) -> bool:
     from .variables.functions import BaseUserFunctionVariable
     from .variables.misc import GetAttrVariable, NewObjectVariable, UserDefinedObjectVariable
@@ -302,7 +318,7 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     original, offset = original_of(tx.code)
     lineno = inst.lineno or tx.code.co_firstlineno
 
-    def resume_at(index: int, depth: int, pushed: int) -> None:
+    def resume_at(index: int, depth: int, pushed: int, eager: bool = False) -> None:
         # positions below what the instruction pushed are the untouched part of `stack`
         nulls = tuple(i for i in range(depth - pushed) if isinstance(stack[i], NullVariable))
         kept = tuple((i, mode) for i, mode in withs if i < depth - pushed)
@@ -314,12 +330,13 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         skip = set(nulls) | {i for i, _ in kept}
         for i in reversed(range(depth)):
             cg.store_local("___null" if i in skip else f"___tmp_{i}")
+        make = _eager_rest_function if eager else _resume_function
         if not tx.code.co_freevars:  # the common case: a global, as torch names it
-            cg.output.globals_to_install[code.co_name] = _resume_function(code, None, backend)
+            cg.output.globals_to_install[code.co_name] = make(code, None, backend)
             cg.load_global(code.co_name, push_null=True)
         else:  # the resume function needs this frame's closure cells: build it here
             cg.load_global_object(f"___make{code.co_name}",
-                                  lambda cells, c=code: _resume_function(c, cells, backend))
+                                  lambda cells, c=code: make(c, cells, backend))
             for fv in tx.code.co_freevars:
                 cg.load_closure(fv)
             cg.append(Instr("BUILD_TUPLE", len(tx.code.co_freevars)))
@@ -341,7 +358,14 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         if withs:
             cg.append(TryEnd(try_begin))
 
-    if name in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
+    if brk.at_checkpoint:  # torch's step_graph_break: the rest of the frame, eagerly
+        resume_at(brk.index, n_stack, 0, eager=True)
+    elif isinstance(brk.reason, ComprehensionBreak):  # 3.12+: the comprehension, as a call
+        comp = brk.reason.comp
+        emit_comprehension_call(cg, tx, comp, offset, lineno, _eager_code(backend))
+        end_try()
+        resume_at(comp.end + 1, n_stack, 1)
+    elif name in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
         if name == "CALL":
             cg.call(inst.arg, brk.kw_names)
             depth = n_stack - inst.arg - 2 + 1

@@ -29,8 +29,16 @@ from dataclasses import dataclass
 
 from bytecode import Label
 
+from . import comprehension_graph_break as comprehension
 from .bytecode_flow import _exception_edges, _instructions, _reachable, _reachable_reads
-from .exc import ObservedException, RestartAnalysis, SkipFrame, Unsupported, unimplemented
+from .exc import (
+    ObservedException,
+    RestartAnalysis,
+    SkipFrame,
+    StepUnsupported,
+    Unsupported,
+    unimplemented,
+)
 from .exception_handling import ExceptionOpcodes, call_exception_class, in_try
 from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
@@ -42,6 +50,7 @@ from .variables.lists import (
 )
 from .variables.misc import (
     NullVariable,
+    UserContextExitVariable,
 )
 
 MAX_INSTRUCTIONS = 200_000
@@ -204,14 +213,23 @@ class GraphBreak:
     kw_names: tuple
     reason: Unsupported
 
+    @property
+    def at_checkpoint(self) -> bool:
+        """The frame stops *before* ``inst`` and runs the rest of itself eagerly."""
+        return isinstance(self.reason, StepUnsupported)
+
 
 class InstructionTranslator(InstructionTranslatorBase):
     """The frame being compiled: its locals are the call's arguments, read lazily.
 
-    Only this translator breaks graphs.  When an instruction raises ``Unsupported`` it restores
-    the stack it had before the instruction and stops with a ``GraphBreak``, unless a break is
-    impossible there (inside a loop, inside a ``with`` block, ``fullgraph=True``).  A break
-    raised from an inlined call instead restarts the analysis (``RestartAnalysis``): the second
+    Only this translator breaks graphs.  When an instruction raises ``Unsupported`` it asks
+    ``_break_verdict`` what torch would do: break there (restore the stack it had before the
+    instruction and stop with a ``GraphBreak``), fall back to the *last checkpoint* (torch's
+    ``step_graph_break``: the latest instruction reached with an empty stack once the graph held
+    two ops; a second trace stops there and the rest of the frame runs eagerly), or run the
+    whole frame eagerly (a break inside a loop, ``fullgraph=True``).  A break inside a 3.12+
+    inlined comprehension moves to the comprehension's start (``comprehension_graph_break``).
+    A break raised from an inlined call restarts the analysis (``RestartAnalysis``): the second
     trace breaks at the call itself, so nothing the callee did is half-applied.
     """
 
@@ -223,6 +241,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.allow_breaks = allow_breaks
         self.break_at = break_at or {}  # instruction index -> Unsupported (after a restart)
         self.graph_break: GraphBreak | None = None
+        self.checkpoint: int | None = None  # the last empty-stack instruction after an op
         # loops: backward jumps on the normal path (3.12+ `with` handlers, reached only through
         # the exception table, jump back to the code after the block: not a loop)
         normal = _reachable(self.insts, self.labels, 0)
@@ -255,6 +274,9 @@ class InstructionTranslator(InstructionTranslatorBase):
     def run(self):
         while not self.returned:
             index = self.ip
+            if not self.stack and self.allow_breaks and self.output.count_calls() > 1 and \
+                    not in_try(self.insts, _exception_edges(self.code), index):
+                self.checkpoint = index  # torch's speculate(): an empty stack, 2+ ops done
             inst = self.next_instruction()
             stack, kw_names = list(self.stack), self.kw_names
             try:
@@ -263,7 +285,15 @@ class InstructionTranslator(InstructionTranslatorBase):
                 self.step(inst)
             except Unsupported as e:
                 e.add_location(self.current_user_line(), inst)
-                if not self._can_break(inst, index, stack, e):
+                verdict = self._break_verdict(inst, index, stack, e)
+                if verdict == "comprehension":  # break at its start (torch 2.13, 3.12+)
+                    start = comprehension.find(self.insts, self.labels, self._loops, index)
+                    comp = comprehension.analyze(self.insts, self.labels, start)
+                    raise RestartAnalysis(start, comprehension.ComprehensionBreak(e, comp)) \
+                        from None
+                if verdict == "checkpoint" and self.checkpoint is not None:
+                    raise RestartAnalysis(self.checkpoint, StepUnsupported(e)) from None
+                if verdict != "break":
                     raise
                 if getattr(e, "inlined", False) and index not in self.break_at:
                     raise RestartAnalysis(index, e) from None
@@ -272,26 +302,45 @@ class InstructionTranslator(InstructionTranslatorBase):
                 return None
         return self.return_value
 
-    def _can_break(self, inst, index, stack, e: Unsupported) -> bool:
-        """Can the graph break at ``inst``?  If not, and only the place is to blame, say so in
-        ``e`` (the whole frame then runs eagerly with that reason, as torch skips the frame)."""
-        if not self.allow_breaks or inst.name not in _BREAKABLE or \
-                isinstance(e, (ObservedException, SkipFrame)):  # the frame runs eagerly (torch)
-            return False
+    def _break_verdict(self, inst, index, stack, e: Unsupported) -> str:
+        """torch's choice at an ``Unsupported``: ``"break"`` (compile the graph, run ``inst``,
+        resume after it), ``"checkpoint"`` (nothing can resume here: compile up to the last
+        checkpoint, run the rest eagerly — the frame runs eagerly if there is none) or
+        ``"eager"`` (skip the frame).  Where only the place is to blame, ``e`` says so."""
+        if isinstance(e, StepUnsupported):  # the second trace reached the checkpoint
+            return "break"
+        if not self.allow_breaks or isinstance(e, (ObservedException, SkipFrame)):
+            return "eager"  # fullgraph, or torch skips the frame
+        verdict, where = "checkpoint", None
+        at_comprehension = isinstance(e, comprehension.ComprehensionBreak)
         if self.in_loop(index) and self.in_comprehension(index):
-            where = "inside a comprehension (CPython 3.12+ runs it in the frame, PEP 709)"
+            start = comprehension.find(self.insts, self.labels, self._loops, index)
+            comp = comprehension.analyze(self.insts, self.labels, start)
+            if not isinstance(comp, str):
+                return "comprehension"
+            where = f"inside {comp}"  # (CPython 3.12+ runs it in the frame, PEP 709)
+        elif inst.name not in _BREAKABLE and not at_comprehension:
+            where = f"at {inst.name}"
         elif self.has_backedge(index):
-            where = "inside a loop"  # torch skips such a frame too
+            verdict, where = "eager", "inside a loop"  # torch skips such a frame too
         elif any(isinstance(v, GeneratorVariable) for v in stack):
-            where = "with a generator live on the stack"  # it cannot be rebuilt for a resume
-        elif in_try(self.insts, _exception_edges(self.code), index):
+            verdict, where = "eager", "with a generator live on the stack"  # not rebuilt
+        elif any(getattr(v, "made_by", None) == "enumerate" for v in
+                 stack + [self.symbolic_locals[n] for n in self.live_locals(index)
+                          if n in self.symbolic_locals]):  # torch cannot rebuild it
+            verdict, where = "eager", "with an enumerate iterator live"
+        elif in_try(self.insts, _exception_edges(self.code), index - at_comprehension):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
+        elif any(isinstance(v, UserContextExitVariable) for v in stack):
+            where = "inside a user context manager's `with` block"  # not left and re-entered
         else:  # grad-mode `with` blocks are entered again by the resume function (torch too)
-            return True
-        e.reason += f" (a graph break {where} is not supported: the frame runs eagerly)"
+            return "break"
+        rest = "the frame runs eagerly" if verdict == "eager" or self.checkpoint is None else \
+            "compiled up to the last checkpoint, the rest of the frame runs eagerly"
+        e.reason += f" (a graph break {where} cannot be resumed from: {rest})"
         e.args = (e._message(),)
-        return False
+        return verdict
 
     def live_locals(self, target: int | None = None) -> list[str]:
         """Names the continuation at instruction ``target`` needs: bound locals the code from

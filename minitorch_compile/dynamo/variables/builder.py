@@ -14,7 +14,8 @@ dict                              ConstDictVariable        TYPE_MATCH + DICT_KEY
 set / frozenset of constants      SetVariable              TYPE_MATCH + SET_CONTENTS
 nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
 optim.Optimizer                   OptimizerVariable        TYPE_MATCH (+ grads, state keys)
-Python function                   UserFunctionVariable     ID_MATCH
+Python function                   UserFunctionVariable     ID_MATCH (a nested one passed in:
+                                                           ``__code__``, as torch's CLOSURE_MATCH)
 ``mtc.compile``d function         its ``.fn``, inlined     ID_MATCH (wrapper and ``.fn``)
 mtc function / op / module        TorchVariable            ID_MATCH
 ``Fn.apply`` (autograd Function)  TorchVariable            ID_MATCH on ``__func__``, ``__self__``
@@ -41,6 +42,7 @@ from ..source import (
     AttrSource,
     GetItemSource,
     GlobalSource,
+    LocalSource,
     RebuiltIterator,
     RebuiltIteratorGetItemSource,
 )
@@ -199,7 +201,14 @@ class VariableBuilder:
             self._guard("ID_MATCH", value=value)
             return TorchVariable(value, src)
         if isinstance(value, types.FunctionType):
-            self._guard("ID_MATCH", value=value)
+            if isinstance(src, LocalSource) and "<locals>" in value.__qualname__ and self.guard:
+                # torch's CLOSURE_MATCH: a nested function is made anew on every call of its
+                # maker (and of the transformed code passing it to a resume function): guard
+                # its code; its defaults and free variables are read through sources, guarded
+                self.tx.output.guards.add("ID_MATCH", AttrSource(src, "__code__"),
+                                          value=value.__code__)
+            else:
+                self._guard("ID_MATCH", value=value)
             return UserFunctionVariable(value, src)
         if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
             self_src = AttrSource(src, "__self__") if src is not None else None

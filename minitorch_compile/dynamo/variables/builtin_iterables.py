@@ -46,8 +46,10 @@ class IterableBuiltinsMixin:
         _no_generator("enumerate", seq)
         s = start.as_python_constant() if start is not None else 0
         items = seq.unpack_var_sequence(tx)
-        return ListIteratorVariable([TupleVariable([ConstantVariable(i + s), v])
-                                     for i, v in enumerate(items)])
+        it = ListIteratorVariable([TupleVariable([ConstantVariable(i + s), v])
+                                   for i, v in enumerate(items)])
+        it.made_by = "enumerate"  # torch cannot rebuild it at a graph break: skips the frame
+        return it
 
     def _call_zip(self, tx, *seqs, **kwargs):
         from .iter import LazyIteratorVariable, next_of_all, to_iter

@@ -15,6 +15,8 @@ bytecode on the caller's graph, with the arguments bound to its parameters (defa
 
 from __future__ import annotations
 
+import dis
+import functools
 import inspect
 import types
 
@@ -223,6 +225,22 @@ class UserMethodVariable(UserFunctionVariable):
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
 
 
+def _make_nested(code, qualname, f_globals, defaults, *values):
+    """The nested function, made at run time (the transformed code calls this)."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults,
+                            tuple(types.CellType(v) for v in values) or None)
+    fn.__qualname__ = qualname
+    return fn
+
+
+def _writes_cell_after(tx, start: int, name: str) -> bool:
+    from ..bytecode_flow import _reachable
+
+    return any(tx.insts[k].name in ("STORE_DEREF", "DELETE_DEREF") and
+               getattr(tx.insts[k].arg, "name", tx.insts[k].arg) == name
+               for k in _reachable(tx.insts, tx.labels, start))
+
+
 class NestedUserFunctionVariable(BaseUserFunctionVariable):
     """A function made by MAKE_FUNCTION during tracing (closures, comprehensions, lambdas)."""
 
@@ -263,8 +281,14 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
     def reconstruct(self, codegen) -> None:
         """A comprehension's hidden function (3.11: on the stack when its body breaks the
         graph, under its call) is made now and loaded as a global: user code cannot hold it,
-        so one object for every run is not observable.  Other functions, and any with
-        defaults or a closure, are not rebuilt yet."""
+        so one object for every run is not observable.
+
+        Any other nested function (a lambda, a ``def`` — torch's ``MAKE_FUNCTION`` in the
+        transformed code) is made again at run time from its code, its defaults and the values
+        of its free variables, each in a new cell.  A new cell is the frame's cell only while
+        nobody writes it: the function must not assign its free variables (``nonlocal``) and the
+        frame must not assign them in the code that runs after the break; and each must be a
+        cell of the frame being compiled.  Anything else is not rebuilt (``Unsupported``)."""
         if self.code.co_name in _COMPREHENSIONS and not self.closure and not self.defaults \
                 and not self.kwdefaults:
             fn = types.FunctionType(self.code, self.f_globals, self.code.co_name)
@@ -272,8 +296,34 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             codegen.load_global_object(f"___{self.code.co_name[1:-1]}_{id(self.code)}", fn,
                                        push_null=False)
             return
-        unimplemented(f"returning the nested function {self.qualname} from a compiled frame is "
-                      "not supported")
+        why = self._not_rebuilt()
+        if why:
+            unimplemented(f"rebuilding the nested function {self.qualname}: {why}")
+        make = functools.partial(_make_nested, self.code, self.qualname, self.f_globals)
+        codegen.load_global_object(f"___make_{self.code.co_name.strip('<>')}_{id(self.code)}",
+                                   make)
+        if self.defaults:
+            codegen.reconstruct(self.defaults)
+        else:
+            codegen.load_const(None)
+        for name in self.code.co_freevars:
+            codegen.reconstruct(self.closure[name].get())
+        codegen.call(1 + len(self.code.co_freevars))
+
+    def _not_rebuilt(self) -> str | None:
+        if self.kwdefaults:
+            return "keyword-only defaults"
+        writes = {"STORE_DEREF", "DELETE_DEREF"}
+        if any(i.opname in writes for i in dis.get_instructions(self.code)):
+            return "it assigns a free variable (nonlocal)"
+        for name in self.code.co_freevars:
+            cell = self.closure.get(name)
+            if not isinstance(cell, FrameCell) or cell.tx.depth != 0:
+                return f"its free variable {name!r} is not a cell of the compiled frame"
+            brk = getattr(cell.tx, "graph_break", None)
+            if brk is not None and _writes_cell_after(cell.tx, brk.index + 1, name):
+                return f"the frame assigns its free variable {name!r} after the break"
+        return None
 
     def __repr__(self) -> str:
         return f"NestedUserFunctionVariable({self.qualname})"

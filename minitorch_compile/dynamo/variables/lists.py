@@ -347,6 +347,7 @@ class ListIteratorVariable(VariableTracker):
         super().__init__()
         self.items = list(items)
         self.index = index
+        self.made_by = None  # "enumerate": torch 2.13 skips a frame breaking with it live
 
     def python_type(self) -> type:  # for isinstance checks: an iterator, not a container
         return type(iter(()))
