@@ -43,7 +43,15 @@ from .ir import (
     TensorBox,
     contiguous_strides,
 )
-from .lowering import _aten, _cast, _origins, broadcast_loader, make_pointwise, register_lowering
+from .lowering import (
+    _aten,
+    _cast,
+    _origins,
+    broadcast_loader,
+    make_pointwise,
+    reduction_index,
+    register_lowering,
+)
 from .sizevars import as_sizes, is_symbolic
 from .view_lowerings import copy, unsqueeze
 from .virtualized import V, ops
@@ -362,12 +370,7 @@ def _arg_reduction(kind: str):
         loader = x.make_loader()
 
         def inner_fn(index, rindex):
-            full = [None] * len(size)
-            for k, i in zip(kept, index):
-                full[k] = i
-            for k, r in zip(dims, rindex):
-                full[k] = r
-            return loader(full)
+            return loader(reduction_index(len(size), kept, index, dims, rindex))
         if all(isinstance(s, int) and s == 1 for s in rranges):  # one element: index 0
             out = make_pointwise(lambda: ops.constant(0, _dtype.int64), [], _dtype.int64,
                                  ranges)

@@ -125,6 +125,17 @@ def make_pointwise(fn, operands, dtype, shape=None) -> TensorBox:
                                       tuple(shape), _origins(*operands)))
 
 
+def reduction_index(ndim: int, kept, index, dims, rindex) -> list:
+    """The input's full index from a reduction's kept-dim variables (``index``, for ``kept``)
+    and reduced-dim variables (``rindex``, for ``dims``)."""
+    full = [None] * ndim
+    for d, i in zip(kept, index):
+        full[d] = i
+    for d, r in zip(dims, rindex):
+        full[d] = r
+    return full
+
+
 def _cast(value, have, want):
     return value if have is want else ops.to_dtype(value, want)
 
@@ -221,12 +232,7 @@ def make_reduction(x, dims, keepdim, reduction_type, dtype) -> TensorBox:
                              and reduction_type in _UPCAST_REDUCTIONS) else dtype
 
     def inner_fn(index, rindex):
-        full = [None] * len(size)
-        for d, i in zip(kept, index):
-            full[d] = i
-        for d, r in zip(dims, rindex):
-            full[d] = r
-        return _cast(loader(full), src, acc)
+        return _cast(loader(reduction_index(len(size), kept, index, dims, rindex)), src, acc)
 
     if not dims:  # nothing to reduce: a cast
         out = make_pointwise(lambda v: _cast(v, src, dtype), [x], dtype)
