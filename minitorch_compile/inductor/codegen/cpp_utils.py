@@ -8,7 +8,8 @@ kernel's intermediates local buffers; and ``CppVecOverrides``' rewrites, e.g. ``
 1. peepholes that make fewer or cheaper numpy passes — ``sum(a * b)`` over the last dim as one
    ``np.vecdot``; on the CPU, ``where`` as a select on the bits and a clamp pair as ``np.clip``;
 2. stores folded into the instruction that computes the stored value (``out=`` the output
-   view), when that value has no other use;
+   view), when that value has no other use — or, on the CPU, when the output view is dense
+   in the frame's order (its other uses then read the output tile: one copy pass fewer);
 3. a tile buffer per temporary by liveness — a dead buffer of the same shape flags and dtype is
    reused, and an elementwise op may write over an argument that dies at it;
 4. the text of each instruction.
@@ -33,6 +34,7 @@ class Instr:
     args: list
     inplace: bool = False  # elementwise: the destination may reuse a dying argument's buffer
     store: tuple | None = None  # a store: (target, its flags, its dtype)
+    dense: bool = False  # a store whose target is walked contiguously in frame order
 
 
 _SUM_LAST = "np.add.reduce({0}, axis=(%d,), keepdims=True, out={out})"
@@ -147,7 +149,10 @@ def _finish(instrs: list, prefix: str, cpu: bool = False) -> dict:
             v = ins.args[0]
             p = producer.get(id(v))
             target, flags, dtype = st
-            if p is not None and v.temp and _writes_into_out(p.fmt) and uses[id(v)] == 1 \
+            # a value with other uses too is computed into a dense output view, which those
+            # uses then read (on the CPU: a copy pass saved, the values the same)
+            if p is not None and v.temp and _writes_into_out(p.fmt) and \
+                    (uses[id(v)] == 1 or cpu and ins.dense) \
                     and tuple(v.flags) == tuple(flags) and v.dtype == dtype:
                 v.temp, v.expr = False, target
                 continue
