@@ -153,3 +153,39 @@ def test_a_symbolic_row_length_decides_the_buffer_at_run_time(monkeypatch):
     finally:
         inductor.config.min_parallel_numel = old
     assert "row_broadcast=ks" in _source() and seen[-2:] == [100, 1000]
+
+
+STORED_AND_USED = {  # a value both returned and used again by the same kernel
+    "stored_then_summed": lambda x: (lambda y: (y, y.sum(0)))(x.relu() * 3),
+    "stored_then_row_summed": lambda x: (lambda y: (y, y.sum(-1)))(x.exp() - 1),
+    "stored_then_reused": lambda x: (lambda y: (y, y * y + 1))(mtc.where(x > 0, x, -0.0)),
+    "stored_transposed": lambda x: (lambda y: (y.t().contiguous(), y.sum(-1)))(x.cos() * 2),
+    "stored_as_float64": lambda x: (lambda y: (y.double(), y.sum(0)))(x * 1.5),
+}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", list(STORED_AND_USED))
+def test_a_stored_value_read_back_from_its_output_equals_eager(name, threads):
+    """A value stored and used again is computed into the output tile when that view is dense
+    (no copy pass), and the uses read it back: bit for bit eager's values, NaN and -0.0
+    included; a permuted or cast store keeps its copy."""
+    rng = np.random.default_rng(1)
+    vals = np.array(SPECIAL * 40)
+    x = mtc.tensor(rng.permutation(vals)[:300].reshape(20, 15), dtype=mtc.float32)
+    fn = STORED_AND_USED[name]
+    c = inductor.config
+    old = c.tile_bytes, c.threads, c.min_parallel_numel
+    c.tile_bytes, c.threads, c.min_parallel_numel = 256, threads, 1
+    try:
+        got = mtc.compile(fn)(x)
+    finally:
+        c.tile_bytes, c.threads, c.min_parallel_numel = old
+    for g, w in zip(got, fn(x)):
+        if name in ("stored_then_summed", "stored_then_row_summed"):  # sums: BLAS order
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, equal_nan=True)
+        else:
+            _same_bits(g, w)
+    src = _source()
+    if name in ("stored_then_summed", "stored_then_reused"):
+        assert "[t0:t1], b" not in src  # no tile copied into its output: computed there
