@@ -36,7 +36,7 @@ def _t(a, grad=False):
     return t.requires_grad_() if grad else t
 
 
-def compiled_vs_eager(fn, *arrays, grad=True, tol=1e-5) -> list:
+def compiled_vs_eager(fn, *arrays, grad=True, tol=1e-5, allowed=()) -> list:
     """Run ``fn`` compiled and eagerly on copies of ``arrays`` (float ones require grad when
     ``grad``), compare outputs and the gradients of a random weighting of the float outputs;
     return the generated kernels' names."""
@@ -60,7 +60,7 @@ def compiled_vs_eager(fn, *arrays, grad=True, tol=1e-5) -> list:
             if a.requires_grad:
                 np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
     fallbacks = {op for g in inductor.compiled_graphs[start:] for op, _ in g.fallbacks}
-    assert not fallbacks & LOWERED, fallbacks
+    assert not fallbacks & LOWERED - set(allowed), fallbacks
     return [k.name for k in metrics.kernel_records]
 
 
@@ -125,8 +125,10 @@ MAX_CASES = [(k, s, p, d, c) for k, s, p, d, c in itertools.product(
 def test_max_pool2d_values_indices_and_grad(k, s, p, d, ceil):
     def fn(x):
         return F.max_pool2d(x, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    # a dilated window's backward is a fallback kernel, as in torch
+    allowed = () if d == 1 else ("aten.max_pool2d_with_indices_backward.default",)
     for array in (X4, X3):
-        compiled_vs_eager(fn, array)
+        compiled_vs_eager(fn, array, allowed=allowed)
     compiled_vs_eager(fn, SPECIAL, grad=False)
 
 
@@ -166,9 +168,9 @@ def test_a_window_over_25_elements_stays_a_fallback_as_in_torch():
     assert op == "aten.max_pool2d_with_indices.default" and "25" in reason
 
 
-def test_max_pool_backward_is_a_scatter_add():
+def test_max_pool_backward_is_one_pointwise_kernel_over_the_input():
     names = compiled_vs_eager(lambda x: F.max_pool2d(x, 3, 2, 1) * 2, X4)
-    assert any("max_pool2d_with_indices_backward" in n for n in names)
+    assert names[1:] == ["fused_max_pool2d_with_indices_backward_mul_0"]
 
 
 # ------------------------------------------------------------------ what stays a fallback

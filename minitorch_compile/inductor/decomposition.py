@@ -171,24 +171,3 @@ def _cast_number(value, dtype):
         return bool(value)
     return value if dtype.is_floating_point else int(value)
 
-
-@register_decomposition("aten::max_pool2d_with_indices_backward")
-def max_pool2d_with_indices_backward(grad, x, kernel_size, stride, padding, dilation,
-                                     ceil_mode, indices):
-    """torch 2.13's: each output gradient added at its index in the flattened input plane —
-    zeros, then a scatter-add (a generated ``Scatter`` kernel here; an extern
-    ``scatter_reduce_`` in torch's CPU code).  An index outside the plane (no input element in
-    the window) adds nothing, as the eager kernel's mask."""
-    from .._api import logical_and, where, zeros
-
-    if not grad.dtype.is_floating_point or x.ndim not in (3, 4):
-        raise NotImplementedError("max_pool2d backward of a non-float gradient")
-    hw = x.shape[-2] * x.shape[-1]
-    planes = x.shape[0] * x.shape[1] if x.ndim == 4 else x.shape[0]
-    pooled = indices.shape[-2] * indices.shape[-1]  # no -1: a symbolic batch cannot infer it
-    idx = indices.reshape(planes, pooled)
-    g = grad.reshape(planes, pooled)
-    inside = logical_and(idx >= 0, idx < hw)
-    out = zeros(planes, hw, dtype=grad.dtype).scatter_add(
-        1, idx.clamp(0, hw - 1), where(inside, g, _cast_number(0, g.dtype)))
-    return out.reshape(tuple(x.shape))

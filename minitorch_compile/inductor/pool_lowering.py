@@ -19,8 +19,9 @@ says which reads are padding:
   pair when it is greater, or NaN over a non-NaN (NaN wins, the first NaN stays, ties keep the
   first: ``np.argmax``'s rule, which the eager kernel uses); the index is the flat position
   ``h * W + w`` in the input plane.  A window whose every in-bounds value is ``-inf`` keeps its
-  first in-bounds position, as the eager kernel and torch do.  Its backward (in
-  ``decomposition.py``) is torch 2.13's: the gradient added at those indices, a scatter-add.
+  first in-bounds position, as the eager kernel and torch do.  Its backward is a pointwise over
+  the input: position ``(h, w)`` sums the gradients of the (at most ``ceil(k / s)`` per dim)
+  outputs whose window may hold it and whose saved index is ``h * W + w`` (torch's lowering).
 * **avg**: the in-bounds values summed, divided by torch's divisor (``count_include_pad``:
   the window clipped to the padded input, else to the input; ``divisor_override``), computed
   from ``ops.index_expr`` of the window start.  The backward is a pointwise over the *input*:
@@ -153,6 +154,60 @@ def max_pool2d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, ce
     values = TensorBox.create(Pointwise(dtype, lambda i: pair(i)[0], out_size, origins))
     indices = TensorBox.create(Pointwise(I64, lambda i: pair(i)[1], out_size, set(origins)))
     return values, indices
+
+
+def _candidates(k: int, s: int) -> int:
+    """How many outputs' windows can hold one input position along a dim (torch's
+    ``h_window_size``)."""
+    return max(max(h // s - max(0, (h - k) // s), 1) for h in range(2 * k))
+
+
+@register_lowering(_aten("max_pool2d_with_indices_backward"))
+def max_pool2d_with_indices_backward(grad, x, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    """A pointwise over the *input*: position ``(h, w)`` sums the gradients of the outputs
+    whose window may hold it (``[(h + p - k) // s + 1, (h + p) // s]``, clamped) and whose
+    saved index is ``h * W + w`` (torch's lowering; a dilation other than 1, or more than 25
+    candidate outputs, is a fallback kernel in both)."""
+    k, s, p, d = _params("max_pool2d", kernel_size, stride, padding, dilation)
+    if d != [1, 1]:
+        raise NotImplementedError("max_pool2d backward with dilation: a fallback, as in torch")
+    spans = [_candidates(kk, ss) for kk, ss in zip(k, s)]
+    hw = _check("max_pool2d_with_indices_backward", x, spans[0] * spans[1])
+    out_hw = tuple(grad.get_size()[-2:])
+    if any(is_symbolic(o) for o in out_hw):
+        raise NotImplementedError("max_pool2d backward: symbolic spatial sizes")
+    iload, gload = indices.make_loader(), grad.make_loader()
+    dtype = grad.dtype
+    nd = len(x.get_size())
+
+    def body(index):
+        *prefix, h, w = index
+        here = ops.index_expr(as_index(h) * hw[1] + as_index(w), I64)
+        ranges = []
+        for dim, i in enumerate((h, w)):
+            lo = ops.floor_divide(ops.index_expr(as_index(i) + (p[dim] - k[dim] + s[dim]), I64),
+                                  const(s[dim]))
+            hi = ops.add(ops.floor_divide(ops.index_expr(as_index(i) + p[dim], I64),
+                                          const(s[dim])), const(1))
+            ranges.append((ops.maximum(lo, const(0)), ops.minimum(hi, const(out_hw[dim]))))
+        total = None
+        for a in range(spans[0]):
+            for b in range(spans[1]):
+                at, inside = [], None
+                for dim, c in enumerate((a, b)):
+                    lo, hi = ranges[dim]
+                    o = ops.add(lo, const(c))
+                    ok = ops.less(o, hi)
+                    inside = ok if inside is None else ops.logical_and(inside, ok)
+                    at.append(ops.indirect_indexing(ops.minimum(o, ops.subtract(hi, const(1))),
+                                                    out_hw[dim], False, "index", nd - 2 + dim))
+                at = list(prefix) + at
+                hit = ops.logical_and(ops.equal(iload(at), here), inside)
+                g = ops.where(hit, gload(at), const(0.0, dtype))
+                total = g if total is None else ops.add(total, g)
+        return total
+    return TensorBox.create(Pointwise(dtype, body, tuple(x.get_size()), _origins(grad)))
 
 
 # --------------------------------------------------------------------------- avg
