@@ -30,8 +30,9 @@ becomes, per tile (every step a whole-tile numpy call, no per-element Python)::
 * ``index_expr`` is ``iota``: ``const + Σ coef·arange`` over the tile's ranges (the tile's rows
   are ``t0:t1``), plus any indirect terms.
 * ``argmax``/``argmin`` are ``np.argmax`` over the reduced dims (flattened when several, in
-  row-major order as torch's flattened index).  They need the whole reduction in one tile: a
-  group with one never splits its reduction (``whole_arg_reduction``) nor reorders its loops.
+  row-major order as torch's flattened index).  A group with one is one tile on one thread
+  (``whole_frame``): the reduction is never split nor its loops reordered, and ``np.argmax``
+  holds the GIL, so threads would only take turns.
 """
 
 from __future__ import annotations
