@@ -16,6 +16,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitorch_compile as mtc
 import minitorch_compile.nn.functional as F
@@ -150,6 +152,37 @@ def test_adaptive_avg_pool2d(size):
     compiled_vs_eager(lambda x: F.adaptive_avg_pool2d(x * 2, size), X4)
     fallbacks = {op for g in inductor.compiled_graphs[start:] for op, _ in g.fallbacks}
     assert fallbacks <= {"aten._adaptive_avg_pool2d_backward.default"}  # as torch's
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_hypothesis_pooling_and_padding(data):
+    """Random image sizes, windows, strides, paddings and modes, each pool with a producer
+    and a consumer fused around it, and its gradient; a random pad of the same input."""
+    h, w = data.draw(st.integers(3, 9)), data.draw(st.integers(3, 9))
+    shape = ([data.draw(st.integers(1, 3))] if data.draw(st.booleans()) else []) + [2, h, w]
+    k = [data.draw(st.integers(1, min(3, h))), data.draw(st.integers(1, min(3, w)))]
+    s = [data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))]
+    p = [data.draw(st.integers(0, kk // 2)) for kk in k]
+    ceil = data.draw(st.booleans())
+    kind = data.draw(st.sampled_from(["max", "avg", "adaptive"]))
+    x = RNG.standard_normal(shape).astype(np.float32)
+    if kind == "max":
+        def fn(x):
+            return F.max_pool2d(x.cos(), k, s, p, ceil_mode=ceil) * 2
+    elif kind == "avg":
+        cip = data.draw(st.booleans())
+
+        def fn(x):
+            return F.avg_pool2d(x.cos(), k, s, p, ceil, cip) * 2
+    else:
+        out = (data.draw(st.integers(1, h)), data.draw(st.integers(1, w)))
+
+        def fn(x):
+            return F.adaptive_avg_pool2d(x.cos(), out) * 2
+    compiled_vs_eager(fn, x, grad=kind != "adaptive")
+    pad = [data.draw(st.integers(-1, 2)) for _ in range(2 * data.draw(st.integers(1, 3)))]
+    compiled_vs_eager(lambda x: F.pad(x + 1, pad, value=0.5).exp(), x)
 
 
 def test_values_and_indices_fuse_horizontally_and_the_pool_into_its_consumer():
