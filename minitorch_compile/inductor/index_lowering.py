@@ -23,9 +23,9 @@ computes each input into its slice of the output (``ConcatSlice``), or is one po
 Invariants: every read or write at a data position is checked against the dim's size (the
 kernel raises eager mode's error, never reads or writes out of bounds); a non-int index stays a
 fallback kernel.  An empty gather reads nothing (a constant body) and an empty scatter stores
-nothing; a kernel over no elements is never called (``codegen/wrapper.py``).  Everything here is CPU-only (the NPU code generator has
-no indirect loads): elsewhere the lowering raises ``NotImplementedError`` and the op is a
-fallback kernel, as before.
+nothing; a kernel over no elements is never called (``codegen/wrapper.py``).  Everything here
+is CPU-only (the NPU code generator has no indirect loads): elsewhere the lowering raises
+``NotImplementedError`` and the op is a fallback kernel, as before.
 """
 from __future__ import annotations
 

@@ -378,7 +378,6 @@ def lowering_for(op):
 
 
 # the view lowerings register themselves on import; make_reduction uses their unsqueeze
-from . import index_lowering  # noqa: E402,F401 - registers the indirect-indexing lowerings
-from . import iota_lowering  # noqa: E402,F401 - arange, tril/triu, constant_pad_nd
-from . import pool_lowering  # noqa: E402,F401 - max/avg/adaptive pooling
+# the indirect-indexing lowerings; arange, tril/triu, constant_pad_nd; the poolings
+from . import index_lowering, iota_lowering, pool_lowering  # noqa: E402,F401
 from .view_lowerings import unsqueeze  # noqa: E402 - after the helpers it imports from here
