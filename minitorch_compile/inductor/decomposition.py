@@ -170,4 +170,3 @@ def _cast_number(value, dtype):
     if dtype is _dtype.bool_:
         return bool(value)
     return value if dtype.is_floating_point else int(value)
-
