@@ -110,16 +110,21 @@ def test_advanced_indexing(key):
     assert names[0].startswith("fused_") and "index" in names[0]
 
 
-def test_empty_results_fall_back():
-    """An empty result is a fallback kernel (a kernel over no elements would still check an
-    index tile of one element): the values, and no spurious IndexError."""
+def test_empty_results_compile_and_call_no_kernel():
+    """An empty result is no fallback: the kernel over no elements is never called (it would
+    view the empty index input, read as a broadcast, and check one element of nothing) — the
+    values, no spurious IndexError, a reduction over the empty dim still fills its identity."""
     empty = _t(np.zeros(0, dtype=np.int64))
     for fn in (lambda x, i: x[i] * 2, lambda x, i: x.index_put([i], x[0]),
-               lambda x, i: F.embedding(i, x)):
+               lambda x, i: x.index_put([i], x[0], True) + 1, lambda x, i: F.embedding(i, x),
+               lambda x, i: x.index_select(0, i), lambda x, i: F.embedding(i, x).sum(0),
+               lambda x, i: x.gather(1, i.reshape(0, 1).expand(0, 3)) * 2):
         mtc.dynamo.reset()
         out = mtc.compile(fn)(_t(X), empty)
         assert tuple(out.shape) == tuple(fn(_t(X), empty).shape)
         np.testing.assert_array_equal(out.numpy(), fn(_t(X), empty).numpy())
+        assert not inductor.compiled_graphs[-1].fallbacks
+    assert "no elements, no kernel" in inductor.compiled_graphs[-1].source
 
 
 def test_unrealized_source_is_inlined_at_the_gathered_positions():

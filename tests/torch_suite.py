@@ -192,7 +192,12 @@ def assert_same(got: Result, want: Result, prog: Program, what: str) -> None:
 
 
 def all_programs() -> list:
-    from . import torch_suite_more, torch_suite_pointwise, torch_suite_reductions  # noqa: F401
+    from . import (  # noqa: F401
+        torch_suite_lowerings,
+        torch_suite_more,
+        torch_suite_pointwise,
+        torch_suite_reductions,
+    )
     from .torch_suite import PROGRAMS as registered  # this module even when run as __main__
 
     return list(registered)

@@ -21,10 +21,11 @@ The loop IR's indices are affine in the loop variables; these ops need two more 
 computes each input into its slice of the output (``ConcatSlice``), or is one pointwise body.
 
 Invariants: every read or write at a data position is checked against the dim's size (the
-kernel raises eager mode's error, never reads or writes out of bounds); an empty result and a
-non-int index stay fallback kernels.  Everything here is CPU-only (the NPU code generator has
-no indirect loads): elsewhere the lowering raises ``NotImplementedError`` and the op is a
-fallback kernel, as before.
+kernel raises eager mode's error, never reads or writes out of bounds); a non-int index stays a
+fallback kernel.  An empty gather reads nothing (a constant body) and an empty scatter stores
+nothing; a kernel over no elements is never called (``codegen/wrapper.py``).  Everything here
+is CPU-only (the NPU code generator has no indirect loads): elsewhere the lowering raises
+``NotImplementedError`` and the op is a fallback kernel, as before.
 """
 from __future__ import annotations
 
@@ -69,16 +70,18 @@ def _check_index(what: str, index) -> None:
         raise NotImplementedError(f"{what}: the index is not an int32/int64 tensor")
 
 
-def _not_empty(size) -> None:
-    """An empty result stays a fallback: a kernel over no elements would still read (and
-    check) an index tile of one element."""
-    if any(isinstance(s, int) and s == 0 for s in size):
-        raise NotImplementedError("an empty result")
+def _empty(size) -> bool:
+    return any(isinstance(s, int) and s == 0 for s in size)
 
 
 def _gathered(x, out_size, body) -> TensorBox:
-    """A ``Pointwise`` over ``out_size`` whose body is ``body(index)``."""
-    _not_empty(out_size)
+    """A ``Pointwise`` over ``out_size`` whose body is ``body(index)``.  An empty result has
+    no values to gather: its body is a constant that reads nothing (a consumer reducing over
+    the empty dim, ``embedding(empty, w).sum(0)``, would otherwise view the empty index input
+    in a kernel that does run)."""
+    if _empty(out_size):
+        dtype = x.dtype
+        body = lambda index: ops.constant(0, dtype)  # noqa: E731
     return TensorBox.create(Pointwise(x.dtype, body, tuple(out_size), _origins(x)))
 
 
@@ -190,7 +193,6 @@ def index_put(x, indices, values, accumulate=False):
     adv = _AdvancedIndex("index_put", x.get_size(), indices)
     if not isinstance(values, TensorBox):
         raise NotImplementedError("index_put: values are not a tensor")
-    _not_empty(adv.out_size)
     vload = broadcast_loader(values, adv.out_size)
     return _scatter(copy(x), adv.out_size, lambda idx: _cast(vload(idx), values.dtype, x.dtype),
                     adv.positions, accumulate, x, values)
@@ -198,8 +200,10 @@ def index_put(x, indices, values, accumulate=False):
 
 def _scatter(base: TensorBox, ranges, body, positions, accumulate: bool, *inputs):
     """``base`` (realized here) with ``body(idx)`` stored at ``positions(idx)`` — a list of
-    ``base``'s dims with indirect variables — for every ``idx`` in ``ranges``, in place."""
-    _not_empty(ranges)
+    ``base``'s dims with indirect variables — for every ``idx`` in ``ranges``, in place.  No
+    ``idx`` (an empty index): ``base`` as it is."""
+    if _empty(ranges):
+        return base
     base.realize()
     buf0 = base.storage().data
     indexer = buf0.layout.make_indexer()
@@ -221,7 +225,6 @@ def scatter_add(x, dim, index, src, accumulate=True):
     if not size or len(index.get_size()) != len(size) or len(src.get_size()) != len(size):
         raise NotImplementedError("scatter_add of 0-d tensors")
     d = wrap_dim(dim, len(size))
-    _not_empty(index.get_size())
     iload, sload = index.make_loader(), src.make_loader()
 
     def positions(idx):
@@ -277,7 +280,6 @@ def cat(tensors, dim=0):
     _cpu_only("cat")
     meta = V.graph.current_meta()
     size = as_sizes(meta.shape)
-    _not_empty(size)
     d = wrap_dim(dim, len(size))
     tensors = [t for t in tensors if len(t.get_size()) == len(size) and 0 not in t.get_size()]
     if 1 < len(tensors) <= 8 and any(not extract_read_writes(

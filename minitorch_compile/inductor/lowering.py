@@ -302,10 +302,17 @@ def full(size, fill_value, dtype=None, device=None):
                           as_sizes(meta.shape))
 
 
-@register_lowering(_aten("zeros"), _aten("ones"))
-def zeros_ones(size, dtype=None, device=None):
-    """``zeros``/``ones``: a ``full`` of 0/1 (a constant body that fuses into its users)."""
-    return full(size, 0 if V.graph.current_node.target.name == "zeros" else 1)
+def _constant_fill(value):
+    def lower(size, dtype=None, device=None):
+        """``zeros``/``ones``: a ``full`` of 0/1 (a constant body that fuses into its users).
+        (The value is the op's, not read from ``V.graph.current_node``: inside a
+        decomposition that is still the decomposed node.)"""
+        return full(size, value)
+    return lower
+
+
+register_lowering(_aten("zeros"))(_constant_fill(0))
+register_lowering(_aten("ones"))(_constant_fill(1))
 
 
 # --------------------------------------------------------------------------- extern kernels
@@ -371,5 +378,6 @@ def lowering_for(op):
 
 
 # the view lowerings register themselves on import; make_reduction uses their unsqueeze
-from . import index_lowering  # noqa: E402,F401 - registers the indirect-indexing lowerings
+# the indirect-indexing lowerings; arange, tril/triu, constant_pad_nd; the poolings
+from . import index_lowering, iota_lowering, pool_lowering  # noqa: E402,F401
 from .view_lowerings import unsqueeze  # noqa: E402 - after the helpers it imports from here

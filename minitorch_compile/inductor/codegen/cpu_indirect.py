@@ -21,8 +21,11 @@ becomes, per tile (every step a whole-tile numpy call, no per-element Python)::
 * A load whose index has indirect variables reads a view ``g`` of the buffer with one axis per
   indirect variable (its stride the variable's coefficient) and one per frame dim the index
   walks.  When every dim the index tiles vary along comes before every dim the view walks,
-  ``g[ind0, ..., :]`` is numpy's fast take and a reshape gives the tile; otherwise each walked
-  dim is indexed by an ``arange`` grid too (numpy broadcasts all the index arrays).
+  ``g[ind0, ..., :]`` is numpy's fast take and a reshape gives the tile; else, when each
+  indirect variable's tile varies along one frame dim of its own that the index does not walk
+  (clamped reads of padding and pooling windows), one ``np.take`` per variable along its axis;
+  otherwise each walked dim is indexed by an ``arange`` grid too (numpy broadcasts all the
+  index arrays).
 * A store at an indirect index (a ``Scatter``: ``index_put``, ``scatter_add``) is
   ``scatter_store``: ``view[ind, ...] = values``, or ``np.add.at`` for ``atomic_add`` — whole
   rows when the indices select rows, else index arrays broadcast together.  A group with a
@@ -30,8 +33,9 @@ becomes, per tile (every step a whole-tile numpy call, no per-element Python)::
 * ``index_expr`` is ``iota``: ``const + Σ coef·arange`` over the tile's ranges (the tile's rows
   are ``t0:t1``), plus any indirect terms.
 * ``argmax``/``argmin`` are ``np.argmax`` over the reduced dims (flattened when several, in
-  row-major order as torch's flattened index).  They need the whole reduction in one tile: a
-  group with one never splits its reduction (``whole_arg_reduction``) nor reorders its loops.
+  row-major order as torch's flattened index).  A group with one is one tile on one thread
+  (``whole_frame``): the reduction is never split nor its loops reordered, and ``np.argmax``
+  holds the GIL, so threads would only take turns.
 """
 
 from __future__ import annotations
@@ -151,20 +155,69 @@ def indirect_store(k, h, name, index, value, mode):
                           args))
 
 
+def _take_along_dims(k, h, name, index):
+    """``np.take(view, ind, axis=d)`` (one per indirect variable) for a load whose every
+    indirect variable's tile varies along one frame dim of its own that the index does not
+    walk itself (clamped reads of padding and pooling windows, ``index_select``): the view
+    keeps the frame's axes — ``d`` strided by the variable's coefficient over its bound — so
+    numpy copies whole rows, where index arrays broadcast over every walked dim would make an
+    index per element (``pad`` of 16x64x56x56: 65 ms that way, eager's ``np.pad`` 2.6 ms).
+    ``None`` when the load is not of that form."""
+    expr = rewrite(index, k.rules)
+    fcoefs, inds = _split(k, expr)
+    if not inds:
+        return None
+    axes = {}  # frame dim -> (tile, bound, coef)
+    for var, coef in inds:
+        tile, bound = k.indirect[var]
+        dims = [d for d, f in enumerate(tile.flags) if f]
+        if len(dims) != 1 or fcoefs[dims[0]] != 0 or dims[0] in axes:
+            return None
+        axes[dims[0]] = (tile, bound, coef)
+    fr = k.frame
+    shape = tuple(axes[j][1] if j in axes else fr.sizes[j] if c != 0 else 1
+                  for j, c in enumerate(fcoefs))
+    strides = tuple(axes[j][2] if j in axes else c for j, c in enumerate(fcoefs))
+    vkey = ("take", name, shape, strides, expr.const)
+    if vkey not in k.views:
+        k.views[vkey] = len(k.views)
+        code = k.module.view_code(k._arg(name), k.module.buffer(name), shape, strides,
+                                  expr.const)
+        k.view_lines.append(f"g{k.views[vkey]} = {code}")
+    code = f"g{k.views[vkey]}"
+    if fcoefs[0] != 0 and _tile_range(k, h, 0)[0] == "t0":
+        code += "[t0:t1]"
+    order = sorted(axes)
+    for j, d in enumerate(order):
+        code = f"np.take({code}, {{{j}}}.reshape(-1), axis={d})"
+    flags = tuple(j in axes or c != 0 for j, c in enumerate(fcoefs))
+    dtype = np_dtype(k.module.buffer(name).get_dtype())
+    tiles = [axes[d][0] for d in order]
+    return h.new(f"{{out}} = {code}", tiles, flags, dtype,
+                 key=("take", vkey, h.final) + tuple(map(id, tiles)), temp=False)
+
+
 def indirect_load(k, h, name, index):
     """A load at an index with indirect variables: one numpy gather per tile."""
     if name in k.values:
         raise NotImplementedError(f"an indirect read of {name}, computed in this kernel")
+    fcoefs, inds = _split(k, rewrite(index, k.rules))
+    iflags = h.flags([k.indirect[v][0] for v, _ in inds])
+    walked = [d for d, c in enumerate(fcoefs) if c != 0]
+    varying = [d for d, f in enumerate(iflags) if f]
+    rows = not any(iflags[d] for d in walked) and (not varying or not walked
+                                                   or max(varying) < min(walked))
+    if not rows:  # before index arrays over every walked dim: a take per indirect axis
+        taken = _take_along_dims(k, h, name, index)
+        if taken is not None:
+            return taken
     view, fcoefs, inds, walked, tiles = _indirect_view(k, name, index)
     fr = k.frame
     buf = k.module.buffer(name)
-    iflags = h.flags(tiles)
     flags = tuple(f or c != 0 for f, c in zip(iflags, fcoefs))
     dtype = np_dtype(buf.get_dtype())
-    varying = [d for d, f in enumerate(iflags) if f]
     ind_args = ", ".join(f"{{{j}}}" for j in range(len(tiles)))
-    if not any(iflags[d] for d in walked) and (not varying or not walked
-                                               or max(varying) < min(walked)):
+    if rows:
         # numpy's take: the index tiles select along the leading axes, slices walk the rest
         slices = ", ".join("t0:t1" if _tile_range(k, h, d)[0] == "t0" else ":"
                            for d in walked)
@@ -196,10 +249,12 @@ def has_scatter(group) -> bool:
 
 def whole_frame(group, frame: Frame) -> Frame:
     """A leading size-1 kept dim, so the kernel is one tile on one thread, for a group that
-    scatters (threads would race in ``np.add.at``) or that reduces everything (its frame starts
-    with a reduced dim, so tiles would cut the reduction) with an ``argmax`` (a (value, index)
-    pair per partial would be torch's way)."""
-    if not has_scatter(group) and not (frame.reduce[0] and has_arg_reduction(group)):
+    scatters (threads would race in ``np.add.at``) or that has an ``argmax``: ``np.argmax``
+    holds the GIL (threads only take turns: measured, two threads over 4096x1024 float32 are
+    slower than one) and a call per tile of 32 rows costs a third more than one call; a
+    reduction over everything would also be cut by tiles (a (value, index) pair per partial
+    would be torch's way)."""
+    if not has_scatter(group) and not has_arg_reduction(group):
         return frame
     return Frame(["xa_"] + frame.names, [1] + frame.sizes, [False] + frame.reduce)
 

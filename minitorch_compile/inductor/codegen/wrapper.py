@@ -183,6 +183,12 @@ class WrapperCodeGen:
             self.plan.peak_memory_bytes = max(self.plan.peak_memory_bytes, sum(live.values()))
             if grp.is_extern:
                 call.append(self._extern_call(grp.nodes[0].node))
+            elif _no_elements(grp.frame[0]):
+                # an empty output: nothing to compute, nothing to read (a kernel would still
+                # view its inputs, and an empty index input read as a broadcast (stride 0)
+                # would give one element of nothing); a reduction's empty *reduced* dims do
+                # write the identity, so only the output frame counts
+                call.append(f"# {', '.join(n.name for n in grp.nodes)}: no elements, no kernel")
             else:
                 kname = self._kernel_name(grp, len(self.kernels))
                 with kernel_symbols():  # sizes are the kernel's arguments ks0, ks1
@@ -315,3 +321,8 @@ def _nbytes(buf) -> int:
 
 def source_key(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def _no_elements(sizes) -> bool:
+    """A static zero among the sizes (a symbolic size is at least 2)."""
+    return any(isinstance(v, int) and v == 0 for v in sizes)
