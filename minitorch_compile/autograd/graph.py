@@ -112,6 +112,12 @@ class AccumulateGrad(Node):
     The first gradient is stored as is — unless that very tensor object already went to
     another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
     by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
+    A gradient that is not contiguous (``sum``'s derivative is an ``expand``: every element
+    one memory location) is stored as a contiguous copy — torch's "layout contract"
+    (``clone_obey_contract``), so ``.grad`` can be written in place (``zero_grad``, an
+    optimizer's ``add_``).  Later gradients are added *into* ``.grad`` in place when grad mode
+    is off (torch's ``variable_grad += new_grad``: ``g = x.grad`` still names the sum), and
+    out of place under ``create_graph`` (the sum is then part of a graph).
     """
 
     claimed: set | None = None  # ids of gradients already handed out in this backward run
@@ -134,10 +140,19 @@ class AccumulateGrad(Node):
                 if id(g) in claimed:
                     g = g.clone()
                 claimed.add(id(g))
+            if not g.is_contiguous():
+                g = g.contiguous()
             v.grad = g
+        elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
+            v.grad.add_(g)
         else:
             v.grad = v.grad + g
         return []
+
+
+def _owns_its_memory(t) -> bool:
+    """A contiguous tensor that is no view (of another gradient, of the caller's tensor)."""
+    return t._base is None and t.is_contiguous()
 
 
 class _NotImplementedBackward(Node):
