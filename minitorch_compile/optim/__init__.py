@@ -1,11 +1,13 @@
 """``mtc.optim``: optimizers that update parameters in place from their ``.grad`` (``torch/optim``).
 
 ``Optimizer`` (``optimizer.py``) holds parameter groups, per-parameter state and checkpoints;
-``SGD`` and ``Adam`` each write torch's exact update rule as one readable per-tensor loop.
+``SGD`` and ``Adam`` (``AdamW``: Adam with decoupled weight decay) each write torch's exact
+update rule as one readable per-tensor loop.
 """
 
 from .adam import Adam
+from .adamw import AdamW
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
