@@ -265,6 +265,126 @@ def zero_grad_in_place_after_sum(T):  # test_optim.py: zero_grad(set_to_none=Fal
     return [x.grad]
 
 
+def hook_changes_size_error(T):  # test_hooks (check_single_result)
+    x = _x(T)
+    y = x * 2
+    y.register_hook(lambda g: g.sum())
+    y.sum().backward()
+    return [x.grad]
+
+
+def post_accumulate_grad_hook(T):  # test_post_accumulate_grad_hook_*
+    x = _x(T)
+    seen = []
+    x.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.clone()))
+    (x * 3).sum().backward()
+    (x * 2).sum().backward()
+    return seen
+
+
+def post_accumulate_grad_hook_on_non_leaf_error(T):
+    y = _x(T) * 2
+    y.register_post_accumulate_grad_hook(lambda p: None)
+    return [y]
+
+
+# ------------------------------------------------------------------ dtypes and division
+
+
+def integer_division_modes(T):  # test_binary_ufuncs.py: test_div_rounding_modes / floor_divide
+    a, b = T.tensor([-7, 7, -8, 5]), T.tensor([2, -2, 3, -5])
+    return [a // b, a % b, T.div(a, b), T.div(a, b, rounding_mode="floor"),
+            T.div(a, b, rounding_mode="trunc"), a / 2, T.remainder(a, 3), T.fmod(a, 3)]
+
+
+def integer_division_by_zero_error(T):  # test_binary_ufuncs.py: ZeroDivisionError
+    return [T.tensor([1, 2]) // T.tensor([0, 1])]
+
+
+def float_division_by_zero(T):  # inf, nan, floor of inf
+    a = T.tensor([1.0, -1.0, 0.0])
+    return [a / 0, a // 0, a % 0]
+
+
+def promotion_table(T):  # test_type_promotion.py: categories, 0-d tensors, bool, uint8
+    i, lng = T.tensor([1, 2], dtype=T.int32), T.tensor([3, 4])
+    f, d = T.tensor([1.5, 2.5]), T.tensor([1.0], dtype=T.float64)
+    b, u = T.tensor([True, False]), T.tensor([200, 3], dtype=T.uint8)
+    return [i + lng, i + 2, i + 2.5, f + d, lng * 1.5, b + b, b + 1, u + 1, f + d.sum(),
+            i * True, u - 1, T.tensor(3) + f, lng / lng, (i ** 2).dtype, (lng ** 0.5).dtype,
+            i.sum().dtype, b.sum(), u.sum().dtype]
+
+
+def promotion_with_zero_dim(T):  # test_type_promotion.py: test_zero_dim_promotion
+    f16 = T.tensor([1.0, 2.0], dtype=T.float16)
+    return [(f16 + T.tensor(1.0, dtype=T.float64)).dtype,
+            (T.tensor([1], dtype=T.int32) + T.tensor(1.0, dtype=T.float64)).dtype,
+            (T.tensor([1], dtype=T.uint8) + T.tensor(-1)).dtype]
+
+
+def inplace_float_into_int_error(T):  # test_type_promotion.py: result type can't be cast
+    a = T.tensor([1, 2])
+    a += 1.5
+    return [a]
+
+
+def inplace_int_into_float(T):
+    a = T.tensor([1.0, 2.0])
+    a += T.tensor([1, 2])
+    a *= 2
+    return [a]
+
+
+# ------------------------------------------------------------------ reductions
+
+
+def reductions_dims(T):  # test_reductions.py: dim=None, keepdim, negative and tuple dims
+    x = T.arange(24.0).reshape(2, 3, 4)
+    return [x.sum(), x.sum(-1), x.sum((0, -1), keepdim=True), x.mean(dim=None),
+            x.amax((1, 2)), x.max(dim=-2)[0], x.max(dim=-2)[1], x.std(-1),
+            x.var((0, 1), keepdim=True), x.prod(1), x.argmax(), x.argmax(1, keepdim=True),
+            x.logsumexp(-1), x.norm(), x.min(), x.sum(dim=[]), x.mean(())]
+
+
+def integer_reductions(T):  # sum of ints is int64; cumsum; argmin
+    x = T.arange(6).reshape(2, 3)
+    return [x.sum(), x.sum(0).dtype, x.prod(), x.cumsum(1), x.max(), x.argmin(0)]
+
+
+def mean_of_integers_error(T):  # mean needs a floating dtype
+    return [T.arange(6).mean()]
+
+
+def reduction_dim_out_of_range_error(T):
+    return [T.ones(2, 3).sum(2)]
+
+
+def reduction_repeated_dim_error(T):
+    return [T.ones(2, 3).sum((0, 0))]
+
+
+def reduction_gradients(T):  # test_reductions.py / OpInfo samples' gradients
+    x = _x(T, 3, 4)
+    (x.amax(1).sum() + x.max() + x.std() + x.var(0, keepdim=True).sum() + x.prod(1).sum()
+     + x.norm() + x.logsumexp(0).sum()).backward()
+    return [x.grad]
+
+
+def max_ties_share_the_gradient(T):  # amax/max() split a tie evenly, max(dim) picks one
+    x = T.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]], requires_grad=True)
+    (x.max() + x.amax(1).sum() + x.max(1)[0].sum()).backward()
+    return [x.grad]
+
+
+def empty_reductions(T):  # test_reductions.py: test_empty_tensor_*
+    e = T.ones(0, 3)
+    return [e.sum(0), e.sum(1), e.mean(0), e.prod(0), e.amax(1)]
+
+
+def max_of_empty_error(T):
+    return [T.ones(0, 3).max()]
+
+
 PROGRAMS = [v for k, v in list(globals().items())
             if callable(v) and getattr(v, "__module__", None) == __name__
             and not k.startswith(("_", "test"))]
@@ -290,3 +410,23 @@ def test_gradient_of_sum_is_stored_contiguous_and_accumulated_in_place():
     x.sum().backward()
     assert x.grad is g
     np.testing.assert_array_equal(g.numpy(), np.ones((2, 3)))
+
+
+def test_tensor_hooks_keep_the_gradient_shape_and_post_accumulate_hooks_run():
+    x = _x(mtc)
+    y = x * 2
+    y.register_hook(lambda g: g.sum())
+    with pytest.raises(RuntimeError, match="has changed the size of value"):
+        y.sum().backward()
+    seen = []
+    z = _x(mtc)
+    z.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.numpy().copy()))
+    (z * 3).sum().backward()
+    np.testing.assert_array_equal(seen[0], np.full((2, 3), 3.0))
+
+
+def test_reduction_errors_name_the_repeated_dim_and_the_op_called():
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times"):
+        mtc.ones(2, 3).sum((0, -2))
+    with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim"):
+        mtc.ones(0, 3).max()

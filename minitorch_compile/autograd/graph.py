@@ -126,6 +126,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
         self.input_meta = [(variable.shape, variable.dtype)]
+        self.post_accumulate_hooks: list = []  # Tensor.register_post_accumulate_grad_hook
 
     def apply(self, grads):
         (g,) = grads
@@ -147,6 +148,8 @@ class AccumulateGrad(Node):
             v.grad.add_(g)
         else:
             v.grad = v.grad + g
+        for hook in tuple(self.post_accumulate_hooks):
+            hook(v)
         return []
 
 
