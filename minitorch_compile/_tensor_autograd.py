@@ -137,3 +137,8 @@ class TensorAutogradState:
                     node.post_accumulate_hooks.remove(hook)
 
         return _Handle()
+
+    def is_inference(self) -> bool:
+        """Made inside ``inference_mode``: it may not be saved for backward or written in
+        place outside it."""
+        return self._is_inference

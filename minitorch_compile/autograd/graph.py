@@ -76,6 +76,12 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "producer")
 
     def __init__(self, tensor, producer=None, *, is_output: bool = False):
+        if tensor._is_inference and not state.inference_mode:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self.tensor = tensor
         self.version = tensor._version
         if not is_output:
@@ -302,6 +308,20 @@ def _set_edges(node, op, args):
     return slots
 
 
+_NODE_CLASSES: dict = {}
+
+
+def node_class(base: type, name: str) -> type:
+    """A subclass of ``base`` named after the node (``MulBackward0``, ``MyFnBackward``), made
+    once per name: torch's nodes are one C++ class per derivative, so programs test
+    ``type(y.grad_fn).__name__``; every behaviour stays ``base``'s."""
+    cls = _NODE_CLASSES.get((base, name))
+    if cls is None:
+        cls = _NODE_CLASSES[(base, name)] = type(name, (base,), {"__doc__": base.__doc__,
+                                                                  "__module__": base.__module__})
+    return cls
+
+
 def _record(op, args, outs, derivs, node_name=None, saver=None):
     """Make the node of one op call: its edges, its formulas, the values they name.
 
@@ -309,7 +329,8 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
     then the names of outputs a formula needs are returned for the caller to save afterwards,
     and ``saver(name, value)`` may replace an input's saved value (the in-place op's clone).
     """
-    node = OpBackward(op, node_name or camel(op.name) + "Backward0")
+    name = node_name or camel(op.name) + "Backward0"
+    node = node_class(OpBackward, name)(op, name)
     slots = _set_edges(node, op, args)
     schema = op.schema
     arg_index = {a.name: i for i, a in enumerate(schema.arguments)}
