@@ -118,12 +118,14 @@ class AccumulateGrad(Node):
     The first gradient is stored as is — unless that very tensor object already went to
     another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
     by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
-    A gradient that is not contiguous (``sum``'s derivative is an ``expand``: every element
+    A gradient whose elements overlap (``sum``'s derivative is an ``expand``: every element
     one memory location) is stored as a contiguous copy — torch's "layout contract"
     (``clone_obey_contract``), so ``.grad`` can be written in place (``zero_grad``, an
-    optimizer's ``add_``).  Later gradients are added *into* ``.grad`` in place when grad mode
-    is off (torch's ``variable_grad += new_grad``: ``g = x.grad`` still names the sum), and
-    out of place under ``create_graph`` (the sum is then part of a graph).
+    optimizer's ``add_``).  A dense permuted gradient (a transpose) is kept as it is, where
+    torch would copy it into the parameter's strides.  Later gradients are added *into*
+    ``.grad`` in place when grad mode is off (torch's ``variable_grad += new_grad``:
+    ``g = x.grad`` still names the sum), and out of place under ``create_graph`` (the sum is
+    then part of a graph).
     """
 
     claimed: set | None = None  # ids of gradients already handed out in this backward run
@@ -147,7 +149,7 @@ class AccumulateGrad(Node):
                 if id(g) in claimed:
                     g = g.clone()
                 claimed.add(id(g))
-            if not g.is_contiguous():
+            if not _non_overlapping_and_dense(g):
                 g = g.contiguous()
             v.grad = g
         elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
@@ -157,6 +159,18 @@ class AccumulateGrad(Node):
         for hook in tuple(self.post_accumulate_hooks):
             hook(v)
         return []
+
+
+def _non_overlapping_and_dense(t) -> bool:
+    """Every element its own memory location and no gaps (a permutation of a contiguous
+    layout, e.g. a transpose): such a gradient can be written in place as it is."""
+    sizes_strides = sorted((st, n) for n, st in zip(t.shape, t._data.strides) if n != 1)
+    expected = t._data.itemsize
+    for st, n in sizes_strides:
+        if st != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _owns_its_memory(t) -> bool:
