@@ -25,6 +25,7 @@ from ._dispatch import DispatchKey, TorchDispatchMode
 from .ops import ops
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import is_inference_mode_enabled
 from . import library, nn, optim
 from . import fx, viz, aot
 from . import dynamo

@@ -68,6 +68,7 @@ class _State(threading.local):
     def __init__(self):
         self.excluded: frozenset = frozenset()
         self.grad_enabled: bool = True
+        self.inference_mode: bool = False  # autograd.inference_mode: outputs are marked
         self.modes: list = []
 
 
@@ -120,6 +121,11 @@ def dispatch(op, args: tuple):
         return op.composite(*args)
     tensors = _tensors_of(op, args)
     st = state
+    if tensors and tensors[0]._is_inference and not st.inference_mode and op.schema.is_mutable:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if st.grad_enabled and AUTOGRAD not in st.excluded:
         for t in tensors:
             if t.requires_grad:
@@ -152,7 +158,17 @@ def dispatch_below_autograd(op, args: tuple, tensors=None):
             f"Could not run '{op}' with arguments from the '{key.name}' backend: no kernel is "
             f"registered for it (registered: {sorted(k.name for k in op.kernels)})."
         )
+    if st.inference_mode:
+        return _mark_inference(kernel(*args))
     return kernel(*args)
+
+
+def _mark_inference(out):
+    """Outputs of an op run in inference mode are inference tensors."""
+    for t in out if isinstance(out, (tuple, list)) else (out,):
+        if hasattr(t, "_is_inference"):
+            t._is_inference = True
+    return out
 
 
 def backend_key(op, args, tensors) -> DispatchKey:

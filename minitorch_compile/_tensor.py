@@ -51,6 +51,7 @@ class Tensor(TensorAutogradState):
     _view_no_grad = False
     _grad_accumulator = None
     _has_torch_dispatch = False  # True on subclasses that define __torch_dispatch__
+    _is_inference = False  # made under autograd.inference_mode (see grad_mode.py)
     __array_ufunc__ = None  # numpy defers to our reflected operators (np.float32(2) * t)
 
     def __init_subclass__(cls, **kwargs):

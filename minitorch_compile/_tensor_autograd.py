@@ -117,3 +117,28 @@ class TensorAutogradState:
     @property
     def retains_grad(self) -> bool:
         return self.grad_fn is not None and self.grad_fn.retained.get(self._output_nr) is self
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor) -> None`` runs after a backward has accumulated this leaf's ``.grad``
+        (an optimizer can step each parameter as soon as its gradient is ready)."""
+        from .autograd.graph import gradient_edge
+
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        node, _ = gradient_edge(self)
+        node.post_accumulate_hooks.append(hook)
+
+        class _Handle:
+            def remove(_self):
+                if hook in node.post_accumulate_hooks:
+                    node.post_accumulate_hooks.remove(hook)
+
+        return _Handle()
+
+    def is_inference(self) -> bool:
+        """Made inside ``inference_mode``: it may not be saved for backward or written in
+        place outside it."""
+        return self._is_inference

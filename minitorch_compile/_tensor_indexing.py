@@ -76,9 +76,10 @@ def _normalize_index(self, index):
 
 
 def _apply_slicing(self, index):
-    """Step 1: the view of ``self``; step 2's ``indices`` (``None`` if there are none)."""
+    """Step 1: the view of ``self``; step 2's ``indices`` (``None`` if there are none).
+    torch's out-of-bounds error names the int's position in the index tuple (``real_dim``)."""
     items, specified = _normalize_index(self, index)
-    result, dim, indices = self, 0, []
+    result, dim, indices, real_dim = self, 0, [], 0
     for item in items:
         if item is None:
             result = _aten.unsqueeze(result, dim)
@@ -95,8 +96,35 @@ def _apply_slicing(self, index):
             indices.append(item)
             dim += item.ndim if item.dtype is _dtype.bool_ else 1
         else:  # a symbolic index stays symbolic (int() would specialise it)
-            result = _aten.select(result, dim, item if _is_sym_int(item) else int(item))
+            if not _is_sym_int(item):
+                item = int(item)
+                _check_bound(item, real_dim, result.shape[dim])
+            result = _aten.select(result, dim, item)
+        real_dim += 1
     return result, (indices or None)
+
+
+def _check_bound(index, dim: int, size) -> None:
+    """An int index out of range is an ``IndexError`` naming the dim (the ``select`` op's own
+    message is for ``x.select(d, i)``)."""
+    if isinstance(index, int) and isinstance(size, int) and not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_expandable(value_shape, target_shape) -> None:
+    """``x[...] = v`` expands ``v`` to the written region (torch's ``copy_to``: leading size-1
+    dims of ``v`` dropped first), so a mismatch is ``expand``'s error, not broadcasting's."""
+    vs = list(value_shape)
+    while len(vs) > len(target_shape) and vs[0] == 1:
+        vs.pop(0)
+    ts = list(target_shape)
+    for i in range(1, min(len(vs), len(ts)) + 1):
+        have, want = vs[-i], ts[-i]
+        if isinstance(have, int) and isinstance(want, int) and have not in (1, want):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({have}) "
+                f"at non-singleton dimension {len(ts) - i}.  Target sizes: {ts}.  Tensor sizes: "
+                f"{list(value_shape)}")
 
 
 @_method
@@ -104,6 +132,7 @@ def __getitem__(self, index):
     kind = type(index)
     if self._data.ndim:  # fast paths: x[i] and x[a:b:c] are one view op
         if kind is int:
+            _check_bound(index, 0, self.shape[0])
             return _aten.select(self, 0, index)
         if kind is slice and index != _FULL:
             step = 1 if index.step is None else index.step
@@ -121,7 +150,11 @@ def __setitem__(self, index, value):
     target, indices = _apply_slicing(self, index)
     if indices is None:
         if isinstance(value, Tensor):
-            target.copy_(value)
+            _check_expandable(value.shape, target.shape)
+            lead = 0  # torch's slicePrefix1sDims: x[0] = ones(1, 1, n) writes n values
+            while value.ndim - lead > target.ndim and value.shape[lead] == 1:
+                lead += 1
+            target.copy_(value.reshape(tuple(value.shape[lead:])) if lead else value)
         else:
             target.fill_(value)
         return

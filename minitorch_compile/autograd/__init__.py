@@ -10,11 +10,18 @@ from __future__ import annotations
 from . import graph
 from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "inference_mode", "once_differentiable",
-           "graph"]
+           "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+           "once_differentiable", "graph"]
 
 
 def _as_tuple(x):

@@ -42,6 +42,20 @@ def _validate(grad, meta, node, index: int):
     return grad
 
 
+def _check_hook_result(hook, grad, new):
+    """A tensor hook may change a gradient's values, not its size or dtype (torch's
+    ``check_single_result``): the next node would read the wrong shape."""
+    name = getattr(hook, "__name__", repr(hook))
+    if grad is None or not hasattr(new, "shape"):
+        return new
+    if tuple(new.shape) != tuple(grad.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if new.dtype != grad.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.dtype} "
+                           f"got {new.dtype})")
+    return new
+
+
 def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
                  inputs=None, accumulate: bool = True):
     """Backpropagate from ``roots``; return the grads of ``inputs`` (``autograd.grad`` mode)."""
@@ -129,7 +143,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
                 for hook in hooks:
                     new = hook(grads[nr])
                     if new is not None:
-                        grads[nr] = new
+                        grads[nr] = _check_hook_result(hook, grads[nr], new)
             for nr, t in node.retained.items():
                 if grads[nr] is not None:
                     g = grads[nr]

@@ -17,7 +17,7 @@ examples need the pass-through to run — see docs/eager.md.)
 from __future__ import annotations
 
 from .._dispatch import state
-from .graph import Node, SavedTensor, gradient_edge
+from .graph import Node, SavedTensor, gradient_edge, node_class
 
 
 class FunctionCtx:
@@ -132,7 +132,7 @@ class Function:
             state.grad_enabled = prev
         if not record:
             return output
-        node = BackwardCFunction(cls, ctx, len(args))
+        node = node_class(BackwardCFunction, f"{cls.__name__}Backward")(cls, ctx, len(args))
         node.next_functions = tuple(
             gradient_edge(a) if isinstance(a, Tensor) and a.requires_grad else None
             for a in args)

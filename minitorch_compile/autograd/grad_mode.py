@@ -48,10 +48,35 @@ class enable_grad(_GradModeContext):
 
 
 class inference_mode(no_grad):
-    """Accepted for torch compatibility; behaves as ``no_grad`` here."""
+    """``no_grad``, plus: every tensor made inside is an *inference tensor*
+    (``t.is_inference()``), which may not be saved for backward, nor written in place, once
+    inference mode is off — torch's guarantee that code outside never depends on tensors that
+    skipped version counting.  (Compiled code traces ``inference_mode`` as ``no_grad``: its
+    outputs are not marked.)"""
 
     def __init__(self, mode: bool = True):
         self._enabled = not mode
+        self._inference = bool(mode)
+
+    def __enter__(self):
+        self._prev_inference = state.inference_mode
+        state.inference_mode = self._inference
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        state.inference_mode = self._prev_inference
+        super().__exit__(*exc)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self._inference):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference_mode
 
 
 class set_grad_enabled(_GradModeContext):

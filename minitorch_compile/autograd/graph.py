@@ -76,6 +76,12 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "producer")
 
     def __init__(self, tensor, producer=None, *, is_output: bool = False):
+        if tensor._is_inference and not state.inference_mode:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self.tensor = tensor
         self.version = tensor._version
         if not is_output:
@@ -112,6 +118,14 @@ class AccumulateGrad(Node):
     The first gradient is stored as is — unless that very tensor object already went to
     another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
     by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
+    A gradient whose elements overlap (``sum``'s derivative is an ``expand``: every element
+    one memory location) is stored as a contiguous copy — torch's "layout contract"
+    (``clone_obey_contract``), so ``.grad`` can be written in place (``zero_grad``, an
+    optimizer's ``add_``).  A dense permuted gradient (a transpose) is kept as it is, where
+    torch would copy it into the parameter's strides.  Later gradients are added *into*
+    ``.grad`` in place when grad mode is off (torch's ``variable_grad += new_grad``:
+    ``g = x.grad`` still names the sum), and out of place under ``create_graph`` (the sum is
+    then part of a graph).
     """
 
     claimed: set | None = None  # ids of gradients already handed out in this backward run
@@ -120,6 +134,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
         self.input_meta = [(variable.shape, variable.dtype)]
+        self.post_accumulate_hooks: list = []  # Tensor.register_post_accumulate_grad_hook
 
     def apply(self, grads):
         (g,) = grads
@@ -134,10 +149,33 @@ class AccumulateGrad(Node):
                 if id(g) in claimed:
                     g = g.clone()
                 claimed.add(id(g))
+            if not _non_overlapping_and_dense(g):
+                g = g.contiguous()
             v.grad = g
+        elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
+            v.grad.add_(g)
         else:
             v.grad = v.grad + g
+        for hook in tuple(self.post_accumulate_hooks):
+            hook(v)
         return []
+
+
+def _non_overlapping_and_dense(t) -> bool:
+    """Every element its own memory location and no gaps (a permutation of a contiguous
+    layout, e.g. a transpose): such a gradient can be written in place as it is."""
+    sizes_strides = sorted((st, n) for n, st in zip(t.shape, t._data.strides) if n != 1)
+    expected = t._data.itemsize
+    for st, n in sizes_strides:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _owns_its_memory(t) -> bool:
+    """A contiguous tensor that is no view (of another gradient, of the caller's tensor)."""
+    return t._base is None and t.is_contiguous()
 
 
 class _NotImplementedBackward(Node):
@@ -284,6 +322,20 @@ def _set_edges(node, op, args):
     return slots
 
 
+_NODE_CLASSES: dict = {}
+
+
+def node_class(base: type, name: str) -> type:
+    """A subclass of ``base`` named after the node (``MulBackward0``, ``MyFnBackward``), made
+    once per name: torch's nodes are one C++ class per derivative, so programs test
+    ``type(y.grad_fn).__name__``; every behaviour stays ``base``'s."""
+    cls = _NODE_CLASSES.get((base, name))
+    if cls is None:
+        cls = _NODE_CLASSES[(base, name)] = type(name, (base,), {"__doc__": base.__doc__,
+                                                                  "__module__": base.__module__})
+    return cls
+
+
 def _record(op, args, outs, derivs, node_name=None, saver=None):
     """Make the node of one op call: its edges, its formulas, the values they name.
 
@@ -291,7 +343,8 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
     then the names of outputs a formula needs are returned for the caller to save afterwards,
     and ``saver(name, value)`` may replace an input's saved value (the in-place op's clone).
     """
-    node = OpBackward(op, node_name or camel(op.name) + "Backward0")
+    name = node_name or camel(op.name) + "Backward0"
+    node = node_class(OpBackward, name)(op, name)
     slots = _set_edges(node, op, args)
     schema = op.schema
     arg_index = {a.name: i for i, a in enumerate(schema.arguments)}

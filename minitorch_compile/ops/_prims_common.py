@@ -68,7 +68,8 @@ def reduction_dims(dim, ndim: int) -> tuple:
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = tuple(wrap_dim(d, ndim) for d in dims)
     if len(set(out)) != len(out):
-        raise MetaError(f"dim {out} appears multiple times in the list of dims")
+        repeated = next(d for i, d in enumerate(out) if d in out[:i])
+        raise MetaError(f"dim {repeated} appears multiple times in the list of dims")
     return out if ndim else ()
 
 

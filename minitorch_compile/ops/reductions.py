@@ -151,14 +151,23 @@ def _select_backward_by_index(grad, self_sizes, dim, keepdim, indices):
     return F.where(hit, _restore(grad, (d,), keepdim), 0)
 
 
+def _full_reduction(name: str, method: str):
+    """``max()``/``min()`` of every element: ``amax()``/``amin()``, with the error for an
+    empty tensor naming the op the user called."""
+    def decomposition(self):
+        if isinstance(self.numel(), int) and self.numel() == 0:
+            _check_nonempty(name, self, range(self.ndim))
+        return getattr(self, method)()
+    return decomposition
+
+
 for _name, _arg in (("max", np.argmax), ("min", np.argmin)):
     defop(f"{_name}.dim(Tensor self, int dim, bool keepdim=False) -> "
           "(Tensor values, Tensor indices)", REDUCTION,
           kernel=_max_dim_kernel(_arg), meta=_max_dim_meta(_name),
           derivatives={"self": _select_backward_by_index})
     defop(f"{_name}(Tensor self) -> Tensor", COMPOSITE,
-          decomposition=(lambda self: self.amax()) if _name == "max" else
-          (lambda self: self.amin()))
+          decomposition=_full_reduction(_name, "amax" if _name == "max" else "amin"))
 
 
 def _argmax_meta(name):

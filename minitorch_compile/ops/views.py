@@ -124,7 +124,7 @@ def _permute_meta(self, dims):
                         f"{self.ndim} is not equal to len(dims) = {len(dims)}")
     wrapped = [wrap_dim(d, self.ndim) for d in dims]
     if len(set(wrapped)) != len(wrapped):
-        raise MetaError("permute: repeated dim")
+        raise MetaError("permute(): duplicate dims are not allowed.")
     return TensorMeta(tuple(self.shape[d] for d in wrapped), self.dtype)
 
 

@@ -15,9 +15,10 @@ The idea: an optimizer is a loop over parameters that updates each one *in place
 so a checkpoint can be loaded into a fresh optimizer over a fresh model with parameters in the
 same order.  Updates run under ``no_grad``: they are not part of any graph.
 
-Differences from torch, kept on purpose: the ``foreach``/``fused``/``capturable``/
-``differentiable`` implementation switches do not exist (there is one, readable, per-tensor
-loop); ``load_state_dict`` *copies* the loaded state tensors (torch may alias them, so two
+Differences from torch, kept on purpose: the ``foreach``/``fused`` implementation switches are
+accepted and recorded in each group (as torch's ``state_dict`` and ``repr`` show them) but there
+is one, readable, per-tensor loop; ``differentiable=True`` is refused with a clear error;
+``load_state_dict`` *copies* the loaded state tensors (torch may alias them, so two
 optimizers loaded from one in-memory dict would share momentum buffers).
 """
 
@@ -158,6 +159,16 @@ class Optimizer:
                 if key != "params":
                     s += f"    {key}: {group[key]}\n"
         return s + ")"
+
+
+def implementation_switches(foreach, fused, differentiable: bool) -> dict[str, Any]:
+    """torch's ``foreach``/``fused``/``differentiable`` group keys.  Every switch runs the same
+    per-tensor loop here; ``differentiable=True`` (an update autograd records) is not
+    implemented, so it is refused rather than ignored."""
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported by mtc.optim: the "
+                                  "update always runs under no_grad")
+    return dict(foreach=foreach, fused=fused, differentiable=differentiable)
 
 
 def _cast(param: Tensor, key: str, value):

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..autograd import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, implementation_switches
 
 
 class SGD(Optimizer):
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -37,7 +38,8 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        **implementation_switches(foreach, fused, differentiable))
         super().__init__(params, defaults)
 
     def _init_group(self, group, params, grads, momentum_buffer_list):
@@ -85,4 +87,7 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffer_list: list, *
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
             grad = grad.add(buf, alpha=momentum) if nesterov else buf
-        param.add_(grad, alpha=-lr)
+        if isinstance(lr, Tensor):  # a tensor lr (no .item(): a compiled step stays whole)
+            param.sub_(grad * lr)
+        else:
+            param.add_(grad, alpha=-lr)

@@ -18,14 +18,17 @@ class RemovableHandle:
 
     _ids = itertools.count()
 
-    def __init__(self, hooks_dict: OrderedDict):
+    def __init__(self, hooks_dict: OrderedDict, *extra_dicts: dict):
         self.hooks_dict_ref = weakref.ref(hooks_dict)
         self.id = next(RemovableHandle._ids)
+        # flags kept beside the hook under the same id (with_kwargs, always_call): removed too
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dicts)
 
     def remove(self) -> None:
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            hooks_dict = ref()
+            if hooks_dict is not None and self.id in hooks_dict:
+                del hooks_dict[self.id]
 
     def __enter__(self) -> RemovableHandle:
         return self

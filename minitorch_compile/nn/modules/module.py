@@ -14,7 +14,8 @@ Everything else is a walk over that tree.  ``named_modules`` is a pre-order walk
 dotted prefixes (``""``, ``"fc"``, ``"blocks.0"``); ``named_parameters`` and ``state_dict``
 list each module's own entries under its prefix (``"blocks.0.weight"``); ``train(mode)`` sets
 ``training`` on every node; ``zero_grad`` clears every parameter's ``.grad``.  Calling a
-module runs its forward pre-hooks, ``forward``, then its forward hooks.
+module runs its forward pre-hooks, ``forward``, then its forward hooks (``module_hooks.py``,
+with the backward hooks).
 
 Invariants (as in torch): a name lives in at most one of ``_parameters``, ``_buffers``,
 ``_modules`` and ``__dict__``; names never contain ``"."``; a tensor or module reachable twice
@@ -24,7 +25,6 @@ name by ``state_dict``.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Callable, Iterator
 
@@ -33,7 +33,7 @@ from ..._tensor_methods import _parse_to
 from ...autograd import no_grad
 from ..parameter import Parameter
 from . import state_dict as _state_dict
-from .hooks import RemovableHandle
+from .module_hooks import ModuleHooksMixin
 
 
 def _addindent(s: str, num_spaces: int) -> str:
@@ -49,7 +49,7 @@ def _forward_unimplemented(self, *input) -> None:  # noqa: A002 - torch's name
         f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
-class Module:
+class Module(ModuleHooksMixin):
     """Base class of every layer and model; subclasses define ``__init__`` and ``forward``."""
 
     training: bool
@@ -65,8 +65,7 @@ class Module:
         init("_buffers", {})
         init("_non_persistent_buffers_set", set())
         init("_modules", {})
-        init("_forward_pre_hooks", OrderedDict())
-        init("_forward_hooks", OrderedDict())
+        self._init_hooks()
 
     # ------------------------------------------------------------------ registration
 
@@ -337,36 +336,6 @@ class Module:
 
     def cpu(self) -> Module:
         return self.to("cpu")
-
-    # ------------------------------------------------------------------ calling
-
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False):
-        """``hook(module, args) -> None | new args`` runs before ``forward``."""
-        return self._add_hook(self._forward_pre_hooks, hook, prepend)
-
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False):
-        """``hook(module, args, output) -> None | new output`` runs after ``forward``."""
-        return self._add_hook(self._forward_hooks, hook, prepend)
-
-    @staticmethod
-    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def __call__(self, *args, **kwargs):
-        for hook in tuple(self._forward_pre_hooks.values()):
-            new_args = hook(self, args)
-            if new_args is not None:
-                args = new_args if isinstance(new_args, tuple) else (new_args,)
-        result = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
-            new_result = hook(self, args, result)
-            if new_result is not None:
-                result = new_result
-        return result
 
     # ------------------------------------------------------------------ state_dict
     # the format and the loading protocol live in state_dict.py; these are the entry points

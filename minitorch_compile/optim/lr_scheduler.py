@@ -1,0 +1,238 @@
+"""Learning-rate schedules (``torch/optim/lr_scheduler.py``).
+
+A scheduler owns no parameters: it rewrites ``group["lr"]`` of its optimizer's param groups.
+``scheduler.step()`` (called once per epoch, after ``optimizer.step()``) advances
+``last_epoch`` and sets each group's rate from ``get_lr()``.  The constructor records each
+group's ``initial_lr`` (the ``base_lrs``) and takes the first step itself, so epoch 0's rate is
+in place before training starts.
+
+torch writes most schedules *chainably*: ``get_lr`` computes the new rate from the group's
+current rate (so two schedulers on one optimizer compose), e.g. ``ExponentialLR``::
+
+    lr_0 = base_lr                        lr_t = lr_{t-1} * gamma
+
+and keeps the *closed form* (``lr_t = base_lr * gamma ** t``) for ``step(epoch)``.  Both are
+written below with torch's formulas, so the rates agree with torch's to the last bit.
+
+Deviation: torch wraps ``optimizer.step`` to warn when ``scheduler.step()`` comes first; here
+the optimizer is left untouched (the compiler traces ``optimizer.step`` as is).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from bisect import bisect_right
+from collections import Counter
+from typing import Any, Callable
+
+from .._tensor import Tensor
+from .optimizer import Optimizer
+
+
+class LRScheduler:
+    """Base class: subclasses define ``get_lr`` (and ``_get_closed_form_lr``)."""
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, Tensor) else lr)
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
+                                   "when resuming scheduler with last_epoch >= 0.")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._step_count = 0
+        self._get_lr_called_within_step = False
+        self._is_initial = True  # the constructor's own step
+        self.step()
+        self._is_initial = False
+
+    def get_lr(self) -> list:
+        raise NotImplementedError
+
+    def _warn_outside_step(self) -> None:
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+
+    def get_last_lr(self) -> list:
+        return self._last_lr
+
+    def step(self, epoch: int | None = None) -> None:
+        self._step_count += 1
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:  # deprecated in torch: jump to an epoch with the closed form
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            if isinstance(group["lr"], Tensor):
+                group["lr"].fill_(lr)
+            else:
+                group["lr"] = lr
+        self._last_lr = [g["lr"].clone() if isinstance(g["lr"], Tensor) else g["lr"]
+                         for g in self.optimizer.param_groups]
+
+    def _current(self) -> list:
+        """The groups' current rates (every ``get_lr`` starts here: warn if called directly)."""
+        self._warn_outside_step()
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+
+class LambdaLR(LRScheduler):
+    """``lr_t = base_lr * lr_lambda(t)`` (one lambda, or one per group)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | list,
+                 last_epoch: int = -1) -> None:
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+    def state_dict(self) -> dict[str, Any]:  # the lambdas themselves are not saved
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None] * len(self.lr_lambdas)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "lr_lambdas"})
+
+
+class StepLR(LRScheduler):
+    """Multiply by ``gamma`` every ``step_size`` epochs."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply by ``gamma`` at each milestone (twice at a milestone listed twice)."""
+
+    def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones, self.gamma = Counter(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch not in self.milestones:
+            return self._current()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list:
+        passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
+        return [base * self.gamma ** passed for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply by ``gamma`` every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters``.
+
+    Chainable form: ``lr_t = lr_{t-1} * (1 + (e - s) / (T s + (t - 1)(e - s)))``, the ratio of
+    consecutive factors ``s + (e - s) t / T``."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor, self.total_iters = (start_factor, end_factor,
+                                                                total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        s, e, n = self.start_factor, self.end_factor, self.total_iters
+        if self.last_epoch == 0:
+            return [lr * s for lr in self._current()]
+        if self._is_initial or self.last_epoch > n:
+            return self._current()
+        return [lr * (1.0 + (e - s) / (n * s + (self.last_epoch - 1) * (e - s)))
+                for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list:
+        s, e, n = self.start_factor, self.end_factor, self.total_iters
+        return [base * (s + (e - s) * min(n, self.last_epoch) / n) for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """``lr_t = eta_min + (base_lr - eta_min) (1 + cos(pi t / T_max)) / 2``, written chainably
+    as the ratio of consecutive cosine terms (torch's recursion, which also continues past
+    ``T_max`` into the next half-period)."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+                 last_epoch: int = -1) -> None:
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        t, T, lo = self.last_epoch, self.T_max, self.eta_min  # noqa: N806
+        if self._is_initial:
+            return self._current()
+        if self._step_count == 1 and t > 0:
+            return [lo + (base - lo) * (1 + math.cos(t * math.pi / T)) / 2
+                    for base in self.base_lrs]
+        if (t - 1 - T) % (2 * T) == 0:
+            return [lr + (base - lo) * (1 - math.cos(math.pi / T)) / 2
+                    for base, lr in zip(self.base_lrs, self._current())]
+        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
+                * (lr - lo) + lo for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list:
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
