@@ -55,25 +55,36 @@ def _close(got, want, what):
 
 def _cotangent(t, k):
     rng = np.random.default_rng(k)
-    return mtc.from_numpy(rng.standard_normal(tuple(t.shape)).astype(t.numpy().dtype))
+    dtype = t.detach().numpy().dtype
+    return mtc.from_numpy(rng.standard_normal(tuple(t.shape)).astype(dtype))
 
 
-def _run(fn, prog, variant, grad, bad=None):
-    """(outputs or the exception, input grads, inputs after the call)."""
-    inputs = prog.inputs(variant, grad, bad)
+def _call(thunk):
+    """``thunk()``, or the exception it raised (an Inductor fallback warning is an error)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             warnings.filterwarnings("error", message="inductor:")
-            outs = fn(*inputs)
-            diff = [k for k, o in enumerate(outs) if o.requires_grad]
-            if grad and diff:
-                sum((outs[k] * _cotangent(outs[k], k)).sum() for k in diff).backward()
+            return thunk()
     except Exception as e:  # noqa: BLE001 - compared with the other side's
         if "inductor:" in str(e):
             raise
-        return e, [], inputs
-    return outs, [x.grad for x in inputs], inputs
+        return e
+
+
+def _run(fn, prog, variant, grad, bad=None):
+    """(outputs or the exception, input grads or the backward's exception, inputs after the
+    call)."""
+    inputs = prog.inputs(variant, grad, bad)
+    outs = _call(lambda: fn(*inputs))
+    if isinstance(outs, Exception):
+        return outs, [], inputs
+    diff = [k for k, o in enumerate(outs) if o.requires_grad]
+    if not (grad and diff):
+        return outs, [x.grad for x in inputs], inputs
+    loss = sum((outs[k] * _cotangent(outs[k], k)).sum() for k in diff)
+    failed = _call(loss.backward)
+    return outs, failed if isinstance(failed, Exception) else [x.grad for x in inputs], inputs
 
 
 def check(prog, backend, variants=(0,), grad=False, bad=None):
@@ -96,6 +107,10 @@ def check(prog, backend, variants=(0,), grad=False, bad=None):
             _close(o, e, f"output {k}\n{where}")
         for s, a, b in zip(prog.specs, gin, win):
             _close(a, b, f"input {s.name} after the call\n{where}")
+        if isinstance(wgrads, Exception) or isinstance(ggrads, Exception):
+            assert type(ggrads) is type(wgrads), f"backward: eager {wgrads!r}, compiled " \
+                f"{ggrads!r}\n{where}"
+            continue
         for s, a, b in zip(prog.specs, ggrads, wgrads):
             assert (a is None) == (b is None), f"grad of {s.name}\n{where}"
             if a is not None:
