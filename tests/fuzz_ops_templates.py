@@ -102,6 +102,33 @@ LOSSES = _fmt(
 )
 
 
+
+def _ints(*templates):
+    """Templates over an integer value ``i``, a bool value ``m`` and a float value ``a``."""
+    def make(tmpl):
+        def step(g):
+            return tmpl.format(i=g.pick("i"), j=g.pick("i"), m=g.pick("b"), n=g.pick("b"),
+                               a=g.pick(), d=g.dim(g.pick("i")))
+        step.__name__ = tmpl
+        return step
+    return [make(t) for t in templates]
+
+
+INTS = _ints(
+    "({i} + {j})", "({i} * 3 - {j})", "({i} // 2)", "({i} % 3)", "{i}.abs()", "-{i}",
+    "{i}.cumsum({d})", "{i}.sum({d})", "{i}.amax({d})", "{i}.argmax({d})", "{i}.sort({d}).values",
+    "mtc.where({m}, {i}, 0)", "({m} & {n})", "({m} | ~{n})", "({m} ^ {n})", "{m}.sum({d})",
+    "({i} ^ 5)", "({i} & {j})", "({i} + {a})", "({i} > 0).to(mtc.int64)", "{i}.to(mtc.float64)",
+    "mtc.maximum({i}, {j})", "({i} == {j})", "{m}.to(mtc.float32) * {a}", "{i}.prod({d})",
+    "mtc.where({m}, {a}, {i})", "{i}.clamp(-1, 2)", "{i}.float().mean({d})",
+)
+MUTATE = _ints(  # in-place ops on a value, input or not (an input needing grad: eager's error)
+    "{{out}} = {a}.masked_fill_({m}, 0.5)", "{{out}} = {a}.add_(1)",
+    "{{out}} = {i}.mul_(2)", "{{out}} = {a}.clamp_(-0.5, 0.5)",
+    "{{out}} = {a}\n{a}[0] = 2.0", "{{out}} = {a}.relu_()",
+)
+
+
 # ------------------------------------------------------------------ templates needing inputs
 
 def t_index_select(g):
@@ -262,7 +289,7 @@ NEEDS_INPUTS = [t_index_select, t_getitem, t_getitem_dim1, t_gather, t_embedding
 
 TABLES = {"pointwise": POINTWISE, "binary": BINARY, "reduce": REDUCE, "scan": SCAN_SORT,
           "views": VIEWS, "join": JOIN, "linalg": LINALG, "nn": NN, "losses": LOSSES,
-          "indexing": NEEDS_INPUTS}
+          "indexing": NEEDS_INPUTS, "ints": INTS, "mutate": MUTATE}
 # drawn per step: indexing twice as often as the rest (the new lowering's breadth)
 FAMILIES = ["pointwise", "binary", "reduce", "scan", "views", "join", "linalg", "nn", "losses",
-            "indexing", "indexing"]
+            "indexing", "indexing", "ints", "mutate"]

@@ -25,6 +25,7 @@ found.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -33,6 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch_compile as mtc
+from minitorch_compile.inductor import config
 
 from .fuzz_ops_programs import programs
 
@@ -87,8 +89,34 @@ def _run(fn, prog, variant, grad, bad=None):
     return outs, failed if isinstance(failed, Exception) else [x.grad for x in inputs], inputs
 
 
-def check(prog, backend, variants=(0,), grad=False, bad=None):
+TILES = [None, 16, 48]  # None: the default tiles; else bytes per tile, two threads
+
+
+@contextlib.contextmanager
+def tiles(nbytes):
+    """Small tiles and two threads: kernels over a few elements still run several tiles, in
+    chunks on the thread pool (the default sizes make one tile of anything this small)."""
+    if nbytes is None:
+        yield
+        return
+    names = ("tile_bytes", "threads", "min_parallel_numel", "chunks_per_thread")
+    old = {n: getattr(config, n) for n in names}
+    try:
+        config.tile_bytes, config.threads, config.min_parallel_numel = nbytes, 2, 1
+        config.chunks_per_thread = 2
+        yield
+    finally:
+        for n, v in old.items():
+            setattr(config, n, v)
+
+
+def check(prog, backend, variants=(0,), grad=False, bad=None, tile_bytes=None):
     """Compiled (one compiled function, called at each variant) == eager."""
+    with tiles(tile_bytes):
+        _check(prog, backend, variants, grad, bad)
+
+
+def _check(prog, backend, variants, grad, bad):
     fn = prog.build()
     mtc.dynamo.reset()
     compiled = mtc.compile(fn, backend=backend)
@@ -120,16 +148,16 @@ def check(prog, backend, variants=(0,), grad=False, bad=None):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=EXAMPLES)
-@given(prog=programs(), grad=st.booleans())
-def test_compiled_equals_eager(backend, prog, grad):
-    check(prog, backend, (0,), grad)
+@given(prog=programs(), grad=st.booleans(), tile_bytes=st.sampled_from(TILES))
+def test_compiled_equals_eager(backend, prog, grad, tile_bytes):
+    check(prog, backend, (0,), grad, tile_bytes=tile_bytes)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=max(4, EXAMPLES // 2))
-@given(prog=programs(max_steps=4), grad=st.booleans())
-def test_dynamic_sizes(backend, prog, grad):
-    check(prog, backend, (0, 1, 2), grad)
+@given(prog=programs(max_steps=4), grad=st.booleans(), tile_bytes=st.sampled_from(TILES))
+def test_dynamic_sizes(backend, prog, grad, tile_bytes):
+    check(prog, backend, (0, 1, 2), grad, tile_bytes=tile_bytes)
 
 
 @settings(max_examples=max(4, EXAMPLES // 2))
