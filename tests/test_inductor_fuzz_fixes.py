@@ -74,3 +74,28 @@ def test_scatter_into_a_dim_of_size_one_adds_every_value(name):
           "index_put": lambda s, i: mtc.zeros(1, 4).index_put((i[:, 0],), s, True),
           "index_add": lambda s, i: mtc.zeros(1, 4).index_add(0, i[:, 0], s)}[name]
     _same(fn, src, idx)
+
+
+def test_a_kernel_of_dead_buffers_only_is_valid_python():
+    """``x.repeat(2)`` left unused still made a kernel, which stores nothing: its one-tile body
+    was an over-indented ``pass`` (IndentationError, the graph ran eagerly with a warning)."""
+    def f(x):
+        x.repeat(2)
+        return x.cos()
+
+    _same(f, mtc.randn(2))
+
+
+@pytest.mark.xfail(strict=True, reason="known, not fixed: AOT writes a mutated input back "
+                   "under no_grad, and its trace does not refuse an in-place op on a view of a "
+                   "leaf that requires grad (aot_eager refuses it with another message)")
+def test_inplace_on_a_view_of_a_leaf_that_requires_grad_raises_as_eager():
+    def f(x):
+        return x[:].add_(1)
+
+    x = mtc.randn(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        f(x)
+    mtc.dynamo.reset()
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        mtc.compile(f)(x)

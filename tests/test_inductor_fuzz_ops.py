@@ -129,6 +129,10 @@ def _check(prog, backend, variants, grad, bad):
             assert type(got) is type(want), f"eager {want!r}, compiled {got!r}\n{where}"
             continue
         if isinstance(got, Exception):
+            # AOTAutograd traces the backward with the forward: an error eager mode raises in
+            # ``backward()`` (a saved value modified in place) comes at the compiled call
+            if isinstance(wgrads, Exception) and type(wgrads) is type(got):
+                continue
             raise AssertionError(f"compiled raised, eager did not\n{where}") from got
         assert len(got) == len(want)
         for k, (o, e) in enumerate(zip(got, want)):
