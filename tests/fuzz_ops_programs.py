@@ -177,11 +177,13 @@ class Generator:
             raise Skip
         return sizes.pop()
 
-    def pick(self, kinds="f") -> str:
-        """A value of one of ``kinds``: ``f`` floating, ``i`` integer, ``b`` bool."""
+    def pick(self, kinds="f", view=True) -> str:
+        """A value of one of ``kinds``: ``f`` floating, ``i`` integer, ``b`` bool (``view``:
+        views of other values allowed)."""
         def kind(t):
             return "f" if t.is_floating_point() else "b" if t.dtype == mtc.bool else "i"
-        names = [n for n in self.values if kind(self.envs[0][n]) in kinds]
+        names = [n for n in self.values if kind(self.envs[0][n]) in kinds
+                 and (view or self.envs[0][n]._base is None)]
         if not names:
             raise Skip
         return self.choice(names)

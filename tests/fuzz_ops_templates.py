@@ -122,7 +122,20 @@ INTS = _ints(
     "mtc.maximum({i}, {j})", "({i} == {j})", "{m}.to(mtc.float32) * {a}", "{i}.prod({d})",
     "mtc.where({m}, {a}, {i})", "{i}.clamp(-1, 2)", "{i}.float().mean({d})",
 )
-MUTATE = _ints(  # in-place ops on a value, input or not (an input needing grad: eager's error)
+def _mutate(*templates):
+    """In-place ops on a value that is not a view, input or not (an input that requires grad:
+    eager's error).  Not on views of inputs: AOT misses eager's error there (the strict xfail
+    in ``test_inductor_fuzz_fixes.py``), which would stop every slow run at the same bug."""
+    def make(tmpl):
+        def step(g):
+            a, i = g.pick("f", view=False), g.pick("i", view=False)
+            return tmpl.format(a=a, i=i, m=g.pick("b"))
+        step.__name__ = tmpl
+        return step
+    return [make(t) for t in templates]
+
+
+MUTATE = _mutate(
     "{{out}} = {a}.masked_fill_({m}, 0.5)", "{{out}} = {a}.add_(1)",
     "{{out}} = {i}.mul_(2)", "{{out}} = {a}.clamp_(-0.5, 0.5)",
     "{{out}} = {a}\n{a}[0] = 2.0", "{{out}} = {a}.relu_()",
