@@ -99,3 +99,17 @@ def test_inplace_on_a_view_of_a_leaf_that_requires_grad_raises_as_eager():
     mtc.dynamo.reset()
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):
         mtc.compile(f)(x)
+
+
+def test_t_of_a_vector_is_a_view_not_the_tensor_itself():
+    """Eager vs torch: ``x.t()`` below 2-D returned ``x`` itself, where torch returns a view
+    (``transpose(0, 0)``) — so an in-place op on it said "a leaf Variable" instead of torch's
+    "a view of a leaf Variable", and ``x.t().requires_grad_(False)`` would change ``x``."""
+    for x in (mtc.randn(3, requires_grad=True), mtc.tensor(1.5, requires_grad=True)):
+        y = x.t()
+        assert y is not x and y._base is x and y.shape == x.shape
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable"):
+            y.add_(1)
+        z = x.detach().t()
+        z.add_(1)  # writes through to x
+        np.testing.assert_array_equal(z.numpy(), x.detach().numpy())
