@@ -40,6 +40,7 @@ from .fuzz_ops_programs import programs
 
 BACKENDS = ["inductor", "aot_eager"]
 EXAMPLES = max(8, settings().max_examples // 2)  # per backend: 12 in the default profile
+STEPS = 6 if settings().max_examples < 100 else 12  # the slow profile: longer programs too
 
 
 def _close(got, want, what):
@@ -152,20 +153,20 @@ def _check(prog, backend, variants, grad, bad):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=EXAMPLES)
-@given(prog=programs(), grad=st.booleans(), tile_bytes=st.sampled_from(TILES))
+@given(prog=programs(max_steps=STEPS), grad=st.booleans(), tile_bytes=st.sampled_from(TILES))
 def test_compiled_equals_eager(backend, prog, grad, tile_bytes):
     check(prog, backend, (0,), grad, tile_bytes=tile_bytes)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=max(4, EXAMPLES // 2))
-@given(prog=programs(max_steps=4), grad=st.booleans(), tile_bytes=st.sampled_from(TILES))
+@given(prog=programs(max_steps=STEPS - 2), grad=st.booleans(), tile_bytes=st.sampled_from(TILES))
 def test_dynamic_sizes(backend, prog, grad, tile_bytes):
     check(prog, backend, (0, 1, 2), grad, tile_bytes=tile_bytes)
 
 
 @settings(max_examples=max(4, EXAMPLES // 2))
-@given(prog=programs(max_steps=3, families=["indexing"], all_outputs=True),
+@given(prog=programs(max_steps=STEPS // 2, families=["indexing"], all_outputs=True),
        data=st.data())
 def test_bad_inputs_raise_eagers_error(prog, data):
     indices = [s.name for s in prog.specs if s.kind == "index"]
