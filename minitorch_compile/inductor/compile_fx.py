@@ -170,7 +170,7 @@ def _compile_graph(gm, example_inputs) -> CompiledFxGraph:
     graph = GraphLowering(gm)
     wrapper_class = WrapperCodeGen
     if any(getattr(t, "is_npu", False) for t in example_inputs):  # the npu's code generator
-        from .codegen.npu import NPUWrapperCodeGen
+        from .codegen.npu_wrapper import NPUWrapperCodeGen
 
         graph.device_type, wrapper_class = "npu", NPUWrapperCodeGen
     graph.run(*example_inputs)

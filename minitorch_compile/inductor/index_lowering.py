@@ -53,7 +53,7 @@ from .lowering import (
     reduction_index,
     register_lowering,
 )
-from .sizevars import as_sizes, is_symbolic
+from .sizevars import Affine, as_index, as_sizes, is_symbolic
 from .view_lowerings import copy, unsqueeze
 from .virtualized import V, ops
 
@@ -206,7 +206,18 @@ def _scatter(base: TensorBox, ranges, body, positions, accumulate: bool, *inputs
         return base
     base.realize()
     buf0 = base.storage().data
-    indexer = buf0.layout.make_indexer()
+    layout = buf0.layout
+
+    def indexer(pos):
+        # as ``layout.make_indexer()``, but a dim of size 1 keeps its indirect variable (whose
+        # value is 0): without it the store would not be a scatter, and ``scatter_add`` into a
+        # column (``zeros(n, 1).scatter_add(1, idx, src)``) would store, not add, its values
+        out = Affine(layout.offset)
+        for p, size, stride in zip(pos, layout.size, layout.stride):
+            p = as_index(p)
+            if size != 1 or any(v.startswith("indirect") for v in p.free_vars):
+                out = out + p * stride
+        return out
     scatter = Scatter(buf0.get_dtype(), body, tuple(ranges), _origins(*inputs),
                       lambda idx: indexer(positions(idx)), buf0.name,
                       "atomic_add" if accumulate else None)

@@ -198,6 +198,8 @@ def numpy_kernel(opdef: OpDef):
                 out = np.asarray(out)
             if out.dtype != result.np:
                 out = out.astype(result.np)
+            if not out.flags.c_contiguous:  # the meta's strides (see ``_wrap``)
+                out = np.ascontiguousarray(out)
             return Tensor._make(out, device)
 
         return pointwise_kernel
@@ -224,7 +226,7 @@ def numpy_kernel(opdef: OpDef):
         with np.errstate(all="ignore"):
             out = kernel(*a)
         if nrets == 1:
-            res = _wrap(out, meta, device, op)
+            res = _wrap(out, meta, device, op, is_view)
             if is_view:
                 res._set_view_of(args[0], op, tuple(args[1:]))
                 if not _dispatch_state.grad_enabled and args[0]._requires_grad:
@@ -235,11 +237,18 @@ def numpy_kernel(opdef: OpDef):
     return kernel_with_meta
 
 
-def _wrap(out, meta: TensorMeta, device, op) -> Tensor:
+def _wrap(out, meta: TensorMeta, device, op, is_view: bool = False) -> Tensor:
+    """The kernel's array as a Tensor of the meta's dtype — and, unless the op is a view, of
+    the meta's strides: contiguous.  A numpy ufunc keeps its input's layout (``x.t().cos()``
+    comes out transposed), while the Meta kernel, and so every fake tensor a graph is traced
+    with, says contiguous; a graph traced so (``reshape`` of it recorded as a ``view``) would
+    fail on the real strides."""
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if out.dtype != meta.dtype.np:
         out = out.astype(meta.dtype.np)
+    if not is_view and not out.flags.c_contiguous:
+        out = np.ascontiguousarray(out)
     if out.shape != tuple(meta.shape):
         raise InternalAssertError(
             f"{op}: the numpy kernel returned shape {out.shape} but the meta rule says "

@@ -145,7 +145,8 @@ def _t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{self.ndim}D")
-    return self.transpose(0, 1) if self.ndim == 2 else self
+    # torch: a view even below 2-D (``transpose(0, 0)``), never ``self`` itself
+    return self.transpose(0, 1) if self.ndim == 2 else self.transpose(0, 0)
 
 
 t = defop("t(Tensor(a) self) -> Tensor(a)", COMPOSITE, decomposition=_t)

@@ -265,8 +265,9 @@ class NumpyKernel:
             for j, (flags, _) in enumerate(slots):
                 out.append(f"            b{j} = s{j}[:t1 - t0]" if flags[0] else
                            f"            b{j} = s{j}")
+        # a kernel of dead buffers only stores nothing: its tile loop still needs a body
         out += [f"{ind}    {line}" if not single else f"    {line}"
-                for line in body["lines"]] or [f"{ind}    pass"]
+                for line in body["lines"]] or ([] if single else [f"{ind}    pass"])
         if self.accs and not single:
             out.append(f"        return ({''.join(f'acc{j}, ' for j in range(len(self.accs)))})")
         work = numel(fr.sizes)

@@ -231,8 +231,10 @@ def indirect_load(k, h, name, index):
         args = tiles + grids
         sel = ", ".join(f"{{{j}}}" for j in range(len(args)))
         fmt = f"{{out}} = {view}[{sel}]"
-    return h.new(fmt, args, flags, dtype, key=("gather", view) + tuple(map(id, args))
-                 + (h.final,), temp=False)
+    # the key names the walked frame dims: one view (same shape and strides) read along the
+    # kept dim and along the reduced dim of a square frame gives two different tiles
+    return h.new(fmt, args, flags, dtype, key=("gather", view, tuple(walked), flags)
+                 + tuple(map(id, args)) + (h.final,), temp=False)
 
 
 # --------------------------------------------------------------------------- argmax / argmin
