@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minitorch_compile as mtc
+import minitorch_compile.nn.functional as F
 
 pytestmark = pytest.mark.usefixtures("strict_inductor")  # conftest.py
 
@@ -115,13 +116,12 @@ def test_t_of_a_vector_is_a_view_not_the_tensor_itself():
         np.testing.assert_array_equal(z.numpy(), x.detach().numpy())
 
 
-@pytest.mark.xfail(strict=True, reason="known, not fixed: a reduction over dim 0 that needs "
-                   "another finished reduction over dim 0 (var's mean) is fused into one kernel "
-                   "whose tiles cut the reduced dim, so it reads a partial mean")
 def test_var_over_a_tiled_reduced_dim():
-    """Found with small tiles (``tile_bytes=16``); at the default tiles the same bug needs a
-    tall input: ``randn(200000, 1).var(0)`` compiled gave 9.30 where eager gives 8.95, and
-    ``softmax(x, 0)`` was off by 3x."""
+    """A reduction over everything whose result another node of the same kernel reads (var's
+    mean) was cut by the tiles, so that node read a partial mean. Found with small tiles
+    (``tile_bytes=16``); at the default tiles it needed a tall input: ``randn(200000, 1).var(0)``
+    compiled gave 9.30 where eager gives 8.95, and ``softmax(x, 0)`` was off by 3x. Such a
+    kernel is now one tile (``NumpyKernel._needs_finished_reduction``)."""
     from minitorch_compile.inductor import config
 
     x = mtc.tensor(np.random.default_rng(0).standard_normal((5, 1)).astype(np.float32))
@@ -131,3 +131,14 @@ def test_var_over_a_tiled_reduced_dim():
         _same(lambda x: x.var(0), x)
     finally:
         config.tile_bytes = old
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.var(0), lambda x: F.softmax(x, 0),
+                                lambda x: (x - x.mean(0)).abs().sum(0),
+                                lambda x: x.reshape(-1).var()],
+                         ids=["var0", "softmax0", "absdev0", "var_all"])
+def test_dependent_reductions_over_everything_at_default_tiles(fn):
+    x = mtc.tensor(np.random.default_rng(1).standard_normal((200000, 1)).astype(np.float32) * 3
+                   + 1)
+    mtc.dynamo.reset()
+    np.testing.assert_allclose(mtc.compile(fn)(x).numpy(), fn(x).numpy(), rtol=1e-4, atol=1e-6)

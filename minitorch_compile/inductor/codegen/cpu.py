@@ -92,6 +92,11 @@ class NumpyKernel:
             self.frame = Frame([fr.names[k] for k in order], [fr.sizes[k] for k in order],
                                [fr.reduce[k] for k in order])
         self.frame = ci.whole_frame(group, self.frame)  # argmax, scatter: one tile, one thread
+        if self.frame.reduce[0] and self._needs_finished_reduction(frame):
+            # tiles would cut a reduction that another node reads in full (a var's mean, a
+            # softmax's max over dim 0 on an (N, 1) input): one tile, so each is finished
+            self.frame = Frame(["xr_"] + self.frame.names, [1] + self.frame.sizes,
+                               [False] + self.frame.reduce)
         self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
         self.indirect: dict = {}  # cpu_indirect: indirect variable -> (index tile, size)
         self.values: dict = {}  # buffer name -> its tile Value
@@ -120,14 +125,19 @@ class NumpyKernel:
         fr = self.frame
         if all(fr.reduce) or not any(fr.reduce):
             return False
-        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
-        for n in self.group.nodes:
-            if kinds[n.name] != "outer" and any(  # needs a finished result: no split
-                    kinds.get(d.name) in ("reduction", "outer") for d in n.deps(frame)[0]):
-                return False
+        if self._needs_finished_reduction(frame):
+            return False
         reduced = {v for v, r in zip(fr.names, fr.reduce) if r}
         unit = [v for e in exprs for v, c in e.terms if c == 1]
         return sum(v not in reduced for v in unit) > sum(v in reduced for v in unit)
+
+    def _needs_finished_reduction(self, frame) -> bool:
+        """Some node of the group, other than an epilogue run once at the end, reads a
+        reduction's result (or an epilogue's): tiles must not cut the reduction."""
+        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
+        return any(kinds[n.name] != "outer" and any(
+            kinds.get(d.name) in ("reduction", "outer") for d in n.deps(frame)[0])
+            for n in self.group.nodes)
 
     # ---------------------------------------------------------------- buffers
     def _arg(self, name: str) -> str:
