@@ -142,3 +142,23 @@ def test_dependent_reductions_over_everything_at_default_tiles(fn):
                    + 1)
     mtc.dynamo.reset()
     np.testing.assert_allclose(mtc.compile(fn)(x).numpy(), fn(x).numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_an_expanded_view_read_after_its_base_is_written():
+    """Functionalization replays a view's chain after its base is written in place; an
+    ``expand`` step holds its keyword-only ``implicit`` by position, and the replay passed it
+    positionally (``TypeError: bind() takes 2 positional arguments``), so the graph ran
+    eagerly. Found by the slow fuzz profile (seed 13)."""
+    def f(x, m):
+        e = x.expand(2, *x.shape)
+        x.masked_fill_(m, 0.5)
+        return e * 1
+
+    x = mtc.tensor(np.array([1.0, -2.0, 3.0], dtype=np.float32))
+    m = mtc.tensor(np.array([True, False, True]))
+    want = f(x.clone(), m)
+    mtc.dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no eager fallback
+        got = mtc.compile(f)(x.clone(), m)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

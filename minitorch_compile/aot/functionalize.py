@@ -56,9 +56,14 @@ class _Walk:
 
     def emit(self, op, *args, **kwargs):
         """A new ``call_function`` node (at the insertion point) with a fake ``val``."""
+        return self.emit_bound(op, *op.bind(*args, **kwargs))
+
+    def emit_bound(self, op, *bound):
+        """``emit`` from a full positional tuple (a view chain's step, which holds keyword-only
+        arguments such as ``expand``'s ``implicit`` by position)."""
         from ..autograd.grad_mode import no_grad
 
-        a, kw = op.split_args(op.bind(*args, **kwargs))
+        a, kw = op.split_args(bound)
         node = self.graph.call_function(op, a, kw)
         vals = map_arg(a, lambda x: x.meta.get("val"))
         kvals = map_arg(kw, lambda x: x.meta.get("val"))
@@ -92,7 +97,7 @@ class _Walk:
             hit = self.fresh.get(x)
             if hit is not None and hit[0] == now:
                 return hit[1]
-            value = replay(self.latest.get(base, base), chain, self.emit)
+            value = replay(self.latest.get(base, base), chain, self.emit_bound)
             self.fresh[x] = (now, value)
             return value
         return self.latest.get(x, x)
