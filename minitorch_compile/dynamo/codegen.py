@@ -27,6 +27,7 @@ from bytecode import Bytecode, Instr
 from . import bytecode_versions as versions
 from .bytecode_analysis import check_code
 from .exc import unimplemented
+from .symbolic_scalars import is_float_output
 
 GRAPH_OUT = "___graph_out"
 
@@ -150,7 +151,15 @@ class PyCodegen:
 
     def reconstruct_tensor(self, vt) -> None:
         idx = self.graph_output_index.get(id(vt.proxy))
-        if idx is not None:
+        if idx is not None and is_float_output(vt):  # a 0-d tensor out of the graph: .item()
+            def load_item():
+                self.load_local(GRAPH_OUT)
+                self.load_const(idx)
+                self.binary_subscr()
+                self.load_attr("item")
+            self.load_callable(load_item)
+            self.call(0)
+        elif idx is not None:
             self.load_local(GRAPH_OUT)
             self.load_const(idx)
             self.binary_subscr()
