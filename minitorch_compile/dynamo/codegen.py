@@ -197,8 +197,6 @@ def _count_uses(vts) -> dict:
     """How many times each tracker is reached from ``vts`` (through sourceless containers)."""
     from collections import Counter
 
-    from .variables.dicts import ConstDictVariable
-    from .variables.lists import BaseListVariable
 
     uses, todo, expanded = Counter(), list(vts), set()
     while todo:
@@ -207,16 +205,27 @@ def _count_uses(vts) -> dict:
         if id(vt) in expanded or getattr(vt, "source", None) is not None:
             continue
         expanded.add(id(vt))
-        if isinstance(vt, BaseListVariable):
-            todo.extend(vt.items)
-        elif isinstance(vt, ConstDictVariable):
-            todo.extend(vt.items.values())
+        todo.extend(_parts(vt))
     return uses
 
 
-def _post_order(vts) -> list:
+def _parts(vt) -> list:
+    """The trackers a sourceless tracker is rebuilt from: a container's items, the object of a
+    bound method not called yet (``out.append`` on the stack at a break, with ``out`` live:
+    one list, built once)."""
+    from .variables.base import VariableTracker
     from .variables.dicts import ConstDictVariable
     from .variables.lists import BaseListVariable
+
+    if isinstance(vt, BaseListVariable):
+        return list(vt.items)
+    if isinstance(vt, ConstDictVariable):
+        return list(vt.items.values())
+    obj = getattr(vt, "obj", None)
+    return [obj] if isinstance(obj, VariableTracker) else []
+
+
+def _post_order(vts) -> list:
 
     out, seen = [], set()
 
@@ -225,12 +234,8 @@ def _post_order(vts) -> list:
             return
         seen.add(id(vt))
         if getattr(vt, "source", None) is None:
-            if isinstance(vt, BaseListVariable):
-                for i in vt.items:
-                    visit(i)
-            elif isinstance(vt, ConstDictVariable):
-                for i in vt.items.values():
-                    visit(i)
+            for i in _parts(vt):
+                visit(i)
         out.append(vt)
 
     for v in vts:
