@@ -8,7 +8,7 @@ counts — graphs over all the calls, explain's counts for the first call, ops p
 torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed), except for ``DIFFERS``.
 """
 
-from .dynamo_fidelity import Program, fidelity_tests, one, ramp
+from .dynamo_fidelity import Program, fidelity_tests, ramp
 
 P = Program
 
@@ -71,20 +71,6 @@ PROGRAMS = {
             t = s * 2 + 1
             return x * t, t - s
         """, with_values(0.5, 1.5, 2.5), "after test_unspec.py (float arithmetic returned)"),
-    # ------------------------------------------------------------ a break with a method pending
-    "new_list_method_pending_at_break": P("""
-        def f(x):
-            out = []
-            y = x.sin()
-            out.append(print("hi") or y.cos())
-            return out
-        """, lambda lib: one(lib, 3), "after test_repros.py (`out.append` waits for its argument)"),
-    "new_dict_method_pending_at_break": P("""
-        def f(x):
-            d = {"a": x.cos()}
-            d.update(b=print("b") or x.sin())
-            return d, len(d)
-        """, lambda lib: one(lib, 3), "after test_repros.py (`d.update` waits for its argument)"),
     # ------------------------------------------------------------ data-dependent shapes
     "one_hot_inferred_classes": P("""
         def f(x):
@@ -102,8 +88,6 @@ TORCH_COUNTS = {
     'float_arith_returned': (2, 1, 0, (1, 6)),
     'float_returned': (2, 1, 0, (1, 4)),
     'ints_in_tuple_arg': (2, 1, 0, (2, 2)),
-    'new_dict_method_pending_at_break': (2, 2, 1, (1, 1)),
-    'new_list_method_pending_at_break': (2, 2, 1, (1, 1)),
     'one_hot_given_classes': (1, 1, 0, (2,)),
     'one_hot_inferred_classes': (2, 2, 1, (1, 1)),
     'size_arith_reused': (2, 1, 0, (3, 4)),

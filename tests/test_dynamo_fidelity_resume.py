@@ -388,12 +388,12 @@ DIFFERS = {
     "numpy_then_tensor": ((1, 1, 0, (1,)),
                           "torch 2.13 traces .numpy() (torch._numpy) and the numpy calls on its "
                           "result into the graph; mtc breaks at .numpy()"),
-    "walrus_in_listcomp_break": ((0, 0, -1, ()),
-                                 "a `:=` in a comprehension that breaks: torch returns the "
-                                 "walrus variables from its comprehension function (3.12+) or "
-                                 "shares the cell (3.11); mtc falls back to the last checkpoint "
-                                 "(none: one op before it) and runs the frame eagerly"),
 }
+if sys.version_info < (3, 12):  # 3.12+: handed back by the comprehension's function, as torch
+    DIFFERS["walrus_in_listcomp_break"] = (
+        (0, 0, -1, ()), "a `:=` in a 3.11 comprehension (a function) shares the frame's cell: "
+        "torch builds the function with it; mtc's transformed code holds no cells and runs the "
+        "frame eagerly")
 TORCH_RAISES = {}
 
 if sys.version_info >= (3, 12):

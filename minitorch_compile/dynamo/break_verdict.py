@@ -121,6 +121,8 @@ class BreakVerdicts:
         elif in_try(self.insts, _exception_edges(self.code), index - at_comprehension):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
+        elif at_comprehension and len(comprehension.unbound_targets(self, e.comp)) > 1:
+            where = "inside a comprehension assigning (`:=`) two locals not bound yet"
         elif any(isinstance(v, UserContextExitVariable) for v in stack):
             where = "inside a user context manager's `with` block"  # not left and re-entered
         else:  # grad-mode `with` blocks are entered again by the resume function (torch too)
