@@ -26,6 +26,7 @@ from __future__ import annotations
 import linecache
 import types
 
+from . import bytecode_versions as versions
 from . import comprehension_graph_break as comprehension
 from .break_verdict import BreakVerdicts, GraphBreak
 from .bytecode_flow import _exception_edges, _instructions, _reachable, _reachable_reads
@@ -318,5 +319,31 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         self.yielded = self.pop()
         self.push(ConstantVariable(None))  # the value `send` would pass back in
         self.paused = True
+
+    # `yield from d`: GET_YIELD_FROM_ITER; LOAD_CONST None; SEND end; YIELD_VALUE; RESUME;
+    # JUMP_BACKWARD_NO_INTERRUPT SEND; end: (3.12+ END_SEND)
+    def GET_YIELD_FROM_ITER(self, inst):
+        if not isinstance(self.stack[-1], GeneratorVariable):  # a generator is its own iter
+            self.GET_ITER(inst)
+
+    def SEND(self, inst):
+        sent = self.pop()
+        if not (isinstance(sent, ConstantVariable) and sent.value is None):
+            unimplemented("send() of a value into a delegated generator")
+        receiver = self.stack[-1]
+        item = receiver.next_variable(self)
+        if item is not None:
+            self.push(item)  # YIELD_VALUE hands it on
+            return
+        ret = getattr(getattr(receiver, "gen_tx", None), "return_value", None)
+        if not versions.this("SEND.keeps_receiver"):
+            self.pop()
+        self.push(ret if ret is not None else ConstantVariable(None))
+        self.jump(inst)
+
+    def END_SEND(self, inst):
+        value = self.pop()
+        self.pop()  # the exhausted delegate
+        self.push(value)
 
 
