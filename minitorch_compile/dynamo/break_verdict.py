@@ -121,6 +121,8 @@ class BreakVerdicts:
         elif in_try(self.insts, _exception_edges(self.code), index - at_comprehension):
             # the instruction would run outside its `try`: an `except` could not catch it
             where = "inside a `try` block"
+        elif any(_method_of_new_object(v) for v in stack):  # torch: "Reconstruction failure"
+            where = "with a method of an object made in the frame waiting on the stack"
         elif at_comprehension and len(comprehension.unbound_targets(self, e.comp)) > 1:
             where = "inside a comprehension assigning (`:=`) two locals not bound yet"
         elif any(isinstance(v, UserContextExitVariable) for v in stack):
@@ -132,3 +134,16 @@ class BreakVerdicts:
         e.reason += f" (a graph break {where} cannot be resumed from: {rest})"
         e.args = (e._message(),)
         return verdict
+
+
+def _method_of_new_object(vt) -> bool:
+    """``acc.add`` of an instance made while tracing, waiting for its arguments: torch 2.13
+    cannot rebuild such a bound method, so it does not resume there (mtc could; it matches)."""
+    import types
+
+    from .variables.misc import GetAttrVariable, NewObjectVariable
+
+    obj = getattr(vt, "obj", None)
+    if not isinstance(vt, GetAttrVariable) or not isinstance(obj, NewObjectVariable):
+        return False
+    return isinstance(getattr(type(obj.value), vt.name, None), types.FunctionType)

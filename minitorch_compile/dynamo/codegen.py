@@ -210,13 +210,15 @@ def _count_uses(vts) -> dict:
 
 
 def _parts(vt) -> list:
-    """The trackers a sourceless tracker is rebuilt from: a container's items, the object of a
-    bound method not called yet (``out.append`` on the stack at a break, with ``out`` live:
+    """The trackers a sourceless tracker is rebuilt from: a container's items, a dict view's
+    dict, the object of a bound method not called yet (``out.append`` on the stack at a break, with ``out`` live:
     one list, built once)."""
     from .variables.base import VariableTracker
-    from .variables.dicts import ConstDictVariable
+    from .variables.dicts import ConstDictVariable, DictViewVariable
     from .variables.lists import BaseListVariable
 
+    if isinstance(vt, DictViewVariable):  # `d.items()`: a view of the one rebuilt `d`
+        return [vt.dict_vt]
     if isinstance(vt, BaseListVariable):
         return list(vt.items)
     if isinstance(vt, ConstDictVariable):
