@@ -211,8 +211,8 @@ def _count_uses(vts) -> dict:
 
 def _parts(vt) -> list:
     """The trackers a sourceless tracker is rebuilt from: a container's items, a dict view's
-    dict, the object of a bound method not called yet (``out.append`` on the stack at a break, with ``out`` live:
-    one list, built once)."""
+    dict, the object of a bound method not called yet (``out.append`` on the stack at a break,
+    with ``out`` live: one list, built once)."""
     from .variables.base import VariableTracker
     from .variables.dicts import ConstDictVariable, DictViewVariable
     from .variables.lists import BaseListVariable

@@ -20,7 +20,7 @@ from __future__ import annotations
 import types
 
 from . import bytecode_versions as versions
-from .exc import SkipFrame, unimplemented
+from .exc import unimplemented
 from .variables.constant import ConstantVariable
 from .variables.dicts import ConstDictVariable
 from .variables.functions import UserMethodVariable
@@ -147,10 +147,10 @@ class ControlFlowHandlers:
         ctx = self.pop()
         if isinstance(ctx, UserDefinedObjectVariable) and ctx.source is not None:
             # torch 2.13 enters only context managers made while tracing: one made outside
-            # the compiled region (a global, an argument) skips the frame
-            raise SkipFrame(f"`with` on {type(ctx.value).__name__}, a context manager created "
-                            "outside the compiled region (torch: \"Unsupported context "
-                            "manager\"): the frame runs eagerly")
+            # the compiled region (a global, an argument) is unsupported, and nothing can
+            # resume at BEFORE_WITH (the last checkpoint, or the frame runs eagerly)
+            unimplemented(f"`with` on {type(ctx.value).__name__}, a context manager created "
+                          "outside the compiled region (torch: \"Unsupported context manager\")")
         if isinstance(ctx, UserDefinedObjectVariable) and all(
                 isinstance(getattr(type(ctx.value), m, None), types.FunctionType)
                 for m in ("__enter__", "__exit__")):  # a user class: both methods inlined
