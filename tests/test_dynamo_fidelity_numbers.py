@@ -52,6 +52,48 @@ PROGRAMS = {
             b = x.shape[0] * 2
             return x.sum() * a + b
         """, sizes(3, 4, 5), "after test_misc.py (the same size expression twice)"),
+    # ------------------------------------------------------------ sizes across breaks
+    "size_live_at_break": P("""
+        def f(x):
+            n = x.shape[0]
+            y = x.cos()
+            print("n", n)
+            return y * n
+        """, sizes(3, 4, 5), "after test_misc.py (a size live at a graph break)"),
+    "size_expr_live_at_break": P("""
+        def f(x):
+            n = x.shape[0] * 2 + 1
+            y = x.cos()
+            print("b")
+            return y * n, n
+        """, sizes(3, 4, 5), "after test_misc.py (a size expression live at a break)"),
+    "size_returned": P("""
+        def f(x):
+            return x.sin(), x.shape[0], x.size(0) * 3
+        """, sizes(3, 4, 5), "after test_unspec.py (sizes returned)"),
+    "break_then_size_in_resume": P("""
+        def f(x):
+            y = x.cos()
+            print("b")
+            return y.reshape(x.shape[0], 1) * x.shape[0]
+        """, sizes(3, 4, 5), "after test_recompiles.py (a size read in the resume function)"),
+    "data_dependent_branch_dynamic": P("""
+        def f(x):
+            y = x.cos() * x.shape[0]
+            if y.sum() > 0:
+                return y + x.shape[0]
+            return y - 1
+        """, sizes(3, 4, 5), "the torch.compile tutorial's branch, dynamic"),
+    "two_tensors_duck_sized": P("""
+        def f(x, y):
+            return (x + y) * x.shape[0] + y.shape[0]
+        """, lambda lib: [(ramp(lib, n), ramp(lib, n)) for n in (3, 4, 5)],
+        "after test_recompiles.py (duck sizing: one symbol)"),
+    "int_arg_and_size": P("""
+        def f(x, n):
+            return x[:n] * x.shape[0] + n
+        """, lambda lib: [(ramp(lib, k), k - 1) for k in (3, 4, 5)],
+        "after test_unspec.py (an int argument and a size)"),
     # ------------------------------------------------------------ ints and floats as inputs
     "ints_in_tuple_arg": P("""
         def f(x, t):
@@ -85,6 +127,13 @@ PROGRAMS = {
 }
 
 TORCH_COUNTS = {
+    'break_then_size_in_resume': (4, 2, 1, (1, 2, 1, 2)),
+    'data_dependent_branch_dynamic': (4, 2, 1, (4, 1, 4, 1)),
+    'int_arg_and_size': (2, 1, 0, (3, 3)),
+    'size_expr_live_at_break': (4, 2, 1, (1, 1, 3, 1)),
+    'size_live_at_break': (4, 2, 1, (1, 1, 1, 1)),
+    'size_returned': (2, 1, 0, (1, 2)),
+    'two_tensors_duck_sized': (2, 1, 0, (3, 3)),
     'float_arith_returned': (2, 1, 0, (1, 6)),
     'float_returned': (2, 1, 0, (1, 4)),
     'ints_in_tuple_arg': (2, 1, 0, (2, 2)),
