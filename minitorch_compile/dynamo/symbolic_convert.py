@@ -4,8 +4,8 @@
 its stack and locals hold ``VariableTracker``s instead of values. Each opcode has one handler
 method, named after it and found with ``getattr`` (byterun's habit); an opcode without a
 handler is ``Unsupported``, by name. The handlers live in ``opcodes.py``, grouped by family;
-this file holds the interpreter loop, the frame being compiled (and its graph breaks) and the
-inlined callees.
+this file holds the interpreter loop, the frame being compiled (and its graph breaks: where
+one may resume is ``break_verdict.py``) and the inlined callees.
 
 Python-level work (arithmetic on constants, building lists, unrolling ``for`` loops, inlining
 calls) happens *in the tracer*; tensor work becomes nodes in the shared ``OutputGraph``.  A
