@@ -60,8 +60,8 @@ _APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operato
 
 
 class BoundSymbols:
-    """The symbol-lifting methods of ``OutputGraph`` (whose ``graph``, ``graphargs``, ``call``
-    and ``new_placeholder`` they use)."""
+    """The symbol-lifting methods of ``OutputGraph`` (whose ``graph``, ``graphargs`` and
+    ``call`` they use), and the pruning of its unused inputs."""
 
     def lift_size_symbols(self, source, value, sizes: tuple, tensor_node) -> None:
         """A placeholder before ``tensor_node`` for each symbol of ``sizes`` not bound yet."""
@@ -118,6 +118,21 @@ class BoundSymbols:
     def remember_symbolic(self, vt) -> None:
         if is_symbolic(getattr(vt, "sym", None)):
             self.expr_to_proxy.setdefault(vt.sym.expr, vt)
+
+    def prune_unused_inputs(self) -> None:
+        """The graph takes only the inputs its ops read, as torch's does: a tensor read only for
+        its metadata (``y.shape[0]``, ``y.dtype``) is guarded (``TENSOR_MATCH``, shape guards)
+        but not passed — nor is every live local a resume function receives.  Its size still
+        counts for automatic dynamic (``record_frame_state`` reads every ``graphargs``)."""
+        used = [a for a in self.graphargs if a.node.users]
+        sizing = self.symbols_sizing(used)  # a symbol stays while a tensor input it sizes does
+        self.graph_inputs = [a for a in self.graphargs if a in used or (
+            isinstance(a.source, TensorSizeSource) and a.node.name in sizing)]
+        for arg in self.graphargs:
+            if arg not in self.graph_inputs:
+                self.graph.erase_node(arg.node)
+        order = {n: i for i, n in enumerate(self.graph.nodes)}
+        self.graph_inputs.sort(key=lambda a: order[a.node])  # the placeholders' order
 
     def symbols_sizing(self, inputs) -> set:
         """The symbols in the sizes of the tensor graph inputs ``inputs``."""

@@ -32,7 +32,7 @@ from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
-from .bound_symbols import BoundSymbols, TensorSizeSource
+from .bound_symbols import BoundSymbols
 from .exc import Unsupported, unimplemented
 from .pgo import AutomaticDynamic
 from .side_effects import SideEffects
@@ -358,21 +358,6 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
 
     def install_globals(self) -> None:
         self.f_globals.update(self.globals_to_install)
-
-    def prune_unused_inputs(self) -> None:
-        """The graph takes only the inputs its ops read, as torch's does: a tensor read only for
-        its metadata (``y.shape[0]``, ``y.dtype``) is guarded (``TENSOR_MATCH``, shape guards)
-        but not passed — nor is every live local a resume function receives.  Its size still
-        counts for automatic dynamic (``record_frame_state`` reads every ``graphargs``)."""
-        used = [a for a in self.graphargs if a.node.users]
-        sizing = self.symbols_sizing(used)  # a symbol stays while a tensor input it sizes does
-        self.graph_inputs = [a for a in self.graphargs if a in used or (
-            isinstance(a.source, TensorSizeSource) and a.node.name in sizing)]
-        for arg in self.graphargs:
-            if arg not in self.graph_inputs:
-                self.graph.erase_node(arg.node)
-        order = {n: i for i, n in enumerate(self.graph.nodes)}
-        self.graph_inputs.sort(key=lambda a: order[a.node])  # the placeholders' order
 
     @property
     def input_sources(self) -> list:
