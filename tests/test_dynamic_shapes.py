@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import linecache
-import re
 
 import numpy as np
 import pytest
@@ -107,7 +106,7 @@ def test_tutorial_sizes_10_10_8_6_hit_recompile_once_then_hit():
     # the resume function went through the same steps: [10], then [s0]
     resume = cnt.graphs[-1]
     assert placeholders(resume) == \
-        '    def forward(self, l_x_: "f32[s0]", l_y_: "f32[s0]"):'
+        '    def forward(self, s0: "Sym(s0)", l_x_: "f32[s0]", l_y_: "f32[s0]"):'
 
 
 def test_tutorial_recompile_is_logged_once_with_the_size_that_changed(capsys):
@@ -151,7 +150,10 @@ def test_both_branches_of_the_break_stay_dynamic():
     assert len(entries(branchy)) == 2  # [10], then [s0]
     # the frame and both resume functions (one per branch): each [10], then [s0]
     assert cnt.frame_count == 6
-    assert [placeholders(g).split('"')[1] for g in cnt.graphs] == ["f32[10]"] * 3 + ["f32[s0]"] * 3
+    # (a dynamic graph takes the size first, as torch's: `s0: "Sym(s0)", l_x_: "f32[s0]"`)
+    assert [placeholders(g).split('"')[-2] for g in cnt.graphs] == \
+        ["f32[10]"] * 3 + ["f32[s0]"] * 3
+    assert all(placeholders(g).count('"Sym(s0)"') == 1 for g in cnt.graphs[3:])
 
 
 # ------------------------------------------------------------------------ 2. ShapeEnv rules
@@ -221,7 +223,9 @@ def test_different_sizes_get_two_symbols_without_an_equality_guard():
     compiled(mtc.randn(3), mtc.randn(3))
     compiled(mtc.randn(4), mtc.randn(5))
     dynamic = entries(total)[1]
-    assert 'l_x_: "f32[s0]", l_y_: "f32[s1]"' in placeholders(cnt.graphs[-1])
+    # each symbol is an input just before the first tensor it sizes (torch's order)
+    assert 's0: "Sym(s0)", l_x_: "f32[s0]", s1: "Sym(s1)", l_y_: "f32[s1]"' in \
+        placeholders(cnt.graphs[-1])
     assert shape_guards(dynamic) == ["s0 >= 2", "s1 >= 2"]
     for a, b in ((6, 6), (7, 9), (64, 2)):
         x, y = mtc.randn(a), mtc.randn(b)
@@ -264,13 +268,12 @@ def test_shape_arithmetic_flows_into_views_and_factories():
     assert cnt.frame_count == 2  # (3, 4), then [s0, s1] for all the rest
     gm = cnt.graphs[-1]
     ops = ops_of(gm)
-    assert "size" in ops and "mul" in ops
+    assert "size" not in ops and "mul" in ops  # sizes are the inputs s0, s1 (as torch's)
     for op in ("reshape", "view", "expand", "zeros"):
         assert op in ops
     code = gm.print_readable(print_output=False)
-    assert 'l_x_: "f32[s0, s1]"' in code
-    assert "size = l_x_.size(0)" in code
-    assert re.search(r"mul = size \* size_\d+\n", code)  # n * m, computed in the graph
+    assert 's0: "Sym(s0)", s1: "Sym(s1)", l_x_: "f32[s0, s1]"' in code
+    assert 'mul: "Sym(s0*s1)" = s0 * s1\n' in code  # n * m, computed in the graph
     assert 'reshape: "f32[s0*s1]" = l_x_.reshape(mul)' in code
     assert 'zeros: "f32[s0*2, s1]"' in code
 
@@ -659,4 +662,5 @@ def test_slicing_by_a_symbolic_size_stays_symbolic():
         x, y = mtc.randn(10), mtc.randn(n)
         assert_same(cf(x, y), f(x, y))
     assert cnt.frame_count == 2
-    assert "slice(None, size, None)" in cnt.graphs[-1].code
+    assert "slice(None, s0, None)" in cnt.graphs[-1].code  # y's size is an input; y is not
+    assert cnt.graphs[-1].code.startswith("def forward(self, s0, l_x_):")

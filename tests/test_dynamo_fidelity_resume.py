@@ -388,12 +388,12 @@ DIFFERS = {
     "numpy_then_tensor": ((1, 1, 0, (1,)),
                           "torch 2.13 traces .numpy() (torch._numpy) and the numpy calls on its "
                           "result into the graph; mtc breaks at .numpy()"),
-    "walrus_in_listcomp_break": ((0, 0, -1, ()),
-                                 "a `:=` in a comprehension that breaks: torch returns the "
-                                 "walrus variables from its comprehension function (3.12+) or "
-                                 "shares the cell (3.11); mtc falls back to the last checkpoint "
-                                 "(none: one op before it) and runs the frame eagerly"),
 }
+if sys.version_info < (3, 12):  # 3.12+: handed back by the comprehension's function, as torch
+    DIFFERS["walrus_in_listcomp_break"] = (
+        (0, 0, -1, ()), "a `:=` in a 3.11 comprehension (a function) shares the frame's cell: "
+        "torch builds the function with it; mtc's transformed code holds no cells and runs the "
+        "frame eagerly")
 TORCH_RAISES = {}
 
 if sys.version_info >= (3, 12):
@@ -407,11 +407,10 @@ if sys.version_info >= (3, 12):
     # escape the `except`): mtc does not break there (one op before it: no checkpoint, eager)
     TORCH_COUNTS["listcomp_break_in_try"] = (2, 2, 1, (4, 1))
     DIFFERS["listcomp_break_in_try"] = ((0, 0, -1, ()), "torch resumes outside the try")
-    # torch breaks before the comprehension inside the loop too, and resumes inside the loop
+    # both break before the comprehension inside the loop too, and resume inside the loop
     # (one resume function called from the previous one per iteration: the loop's length in
-    # nested calls); mtc skips a frame breaking inside a loop, as for any other break there
+    # nested calls) — the one break inside a loop that does not skip the frame
     TORCH_COUNTS["listcomp_break_in_for_loop"] = (3, 3, 2, (4, 3, 3))
-    DIFFERS["listcomp_break_in_for_loop"] = ((0, 0, -1, ()), "torch resumes inside the loop")
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS, TORCH_RAISES)

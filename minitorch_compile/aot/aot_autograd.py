@@ -45,7 +45,7 @@ from .. import _dispatch
 from .._tensor import Tensor
 from ..dynamo.symbolic_shapes import is_symbolic
 from ..fx._pytree import tree_flatten, tree_unflatten
-from .dynamic import _log_specialised, _symbolic_key
+from .dynamic import _log_specialised, _symbolic_key, sizes_read_from_inputs
 from .jit_compile_runtime_wrappers import (  # noqa: F401 - re-exported: tests patch them here
     AOTUnsupported,
     CompiledPair,
@@ -229,6 +229,8 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
     compiles under ``fullgraph=True``), raises ``AOTUnsupported``."""
     from .scalar_inputs import ScalarsAsTensors, has_symbolic_numbers, number_outputs
 
+    original = gm
+    gm, dropped = sizes_read_from_inputs(gm)  # s0 read from l_x_, not passed (dynamic.py)
     nodes = gm.graph.nodes if hasattr(gm, "graph") else ()  # any callable may come here
     dynamic = [tuple(d for d, s in enumerate(v.shape) if is_symbolic(s))
                for v in (n.meta.get("example_value") for n in nodes
@@ -241,7 +243,9 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
 
     def run(*args):
         if fallback:
-            return gm(*args)
+            return original(*args)
+        if dropped:
+            args = tuple(a for i, a in enumerate(args) if i not in dropped)
         try:
             out = compiled(*args)
             if numbers:  # the graph's number outputs come back as 0-d tensors
@@ -255,7 +259,7 @@ def aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler=None,
 
             warn_user(f"AOTAutograd: {e}; running this graph eagerly", CompilerFallbackWarning)
             fallback.append(e)
-            return gm(*args)
+            return gm(*args)  # (the same graph, the sizes read from the tensors)
 
     run.compiled = compiled
     return run

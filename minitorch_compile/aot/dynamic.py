@@ -84,3 +84,53 @@ def _symbolic_key(flat_args, dynamic: list):
                     a.stride() if not dims else "contiguous", first_seen.setdefault(id(a), i)))
         k += 1
     return tuple(key)
+
+
+def sizes_read_from_inputs(gm):
+    """Dynamo passes each size symbol as a graph input of its own (``s0`` before ``l_x_``, as
+    torch's graphs take it).  AOTAutograd keys a number input by its value, so a graph taking
+    ``s0`` would be traced again for every size; it reads the symbol from the tensor instead:
+    ``(graph module, positions of the dropped inputs)`` — the graph with each size placeholder
+    replaced by ``l_x_.size(d)``, and which call arguments to drop (unchanged when there is
+    none).  A symbol no tensor input carries (an int argument, or the size of a tensor the graph
+    does not take) stays an input."""
+    from ..dynamo.symbolic_shapes import is_symbolic
+    from ..fx import Graph, GraphModule
+
+    graph = getattr(gm, "graph", None)
+    if graph is None:
+        return gm, ()
+    holders = [n for n in graph.nodes if n.op == "placeholder"]
+    dims: dict = {}  # symbol -> (tensor placeholder, dim): the first tensor sized by it
+    for n in holders:
+        v = n.meta.get("example_value")
+        for d, s in enumerate(getattr(v, "shape", ()) if isinstance(v, Tensor) else ()):
+            if is_symbolic(s):
+                dims.setdefault(s.expr, (n, d))
+    lifted = [k for k, n in enumerate(holders) if is_symbolic(n.meta.get("example_value"))
+              and n.meta["example_value"].expr in dims]
+    if not lifted:
+        return gm, ()
+    new, env = Graph(), {}
+    dropped = [holders[k] for k in lifted]
+    for n in holders:
+        if n not in dropped:
+            env[n] = new.node_copy(n)
+    for n in dropped:
+        tensor, d = dims[n.meta["example_value"].expr]
+        env[n] = new.call_method("size", (env[tensor], d))
+        env[n].meta["example_value"] = n.meta["example_value"]
+    for n in graph.nodes:
+        if n.op == "placeholder":
+            continue
+        if n.op == "output":
+            new.output(_map(n.args[0], env)).meta = dict(n.meta)
+            break
+        env[n] = new.node_copy(n, lambda a: env[a])
+    return GraphModule(gm, new), tuple(lifted)
+
+
+def _map(value, env):
+    from ..fx.node import map_arg
+
+    return map_arg(value, lambda a: env[a])

@@ -18,6 +18,7 @@ Dynamo node                           run as
                                       in with a Python number (``result_type(x, 1.0)``),
                                       so promotion is the number's, not a 0-d tensor's
 ``full = full((3,), item)``           ``item.to(dtype).expand(3).clone()``
+``scalar_tensor(add, dtype=f64)``     ``add.to(float64)`` (a float output of Dynamo's graph)
 graph output that is a number         the 0-d tensor, turned back into a number by
                                       ``item()`` after the compiled graph ran
 ====================================  ==================================================
@@ -107,6 +108,8 @@ class ScalarsAsTensors(Interpreter):
             size, value = args[0], args[1]
             dtype = kwargs.get("dtype") or example.dtype
             return value.to(dtype).expand(*size).clone()
+        if name == "scalar_tensor":  # a number leaving the graph as a 0-d tensor (Dynamo's)
+            return _as_tensor(args[0]).to(kwargs.get("dtype") or example.dtype).clone()
         if name not in _TENSOR_VALUE_OPS or kwargs or not isinstance(example, Tensor):
             raise AOTUnsupported(f"a symbolic number used by {n.format_node()}")
         operands = [_example(a) for a in n.args]

@@ -78,6 +78,9 @@ TABLE: dict[str, dict[tuple[int, int], object]] = {
     # values END_FOR pops (3.12: the iterator and a dummy — FOR_ITER jumps *past* it at run
     # time but the tracer runs it; 3.13: one, a POP_TOP after it pops the iterator)
     "END_FOR.pops": {_311: None, _312: 2, _313: 1},
+    # `yield from`: when the delegate is exhausted, 3.11's SEND replaces it with its return
+    # value; 3.12+ keeps it below that value and END_SEND drops it
+    "SEND.keeps_receiver": {_311: False, _312: True, _313: True},
     # --------------------------------------------------------------- locals
     # odd: only 3.11's LOAD_FAST raises UnboundLocalError on an empty slot; from 3.12 an
     # unbound LOAD_FAST reads a NULL (the compiler emits LOAD_FAST_CHECK where unsure)
@@ -107,6 +110,7 @@ LIFETIME: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "CALL_KW": (_313, None), "TO_BOOL": (_313, None), "CONVERT_VALUE": (_313, None),
     "FORMAT_SIMPLE": (_313, None), "FORMAT_WITH_SPEC": (_313, None),
     "SET_FUNCTION_ATTRIBUTE": (_313, None), "FORMAT_VALUE": (_311, _312),
+    "END_SEND": (_312, None),
 }
 
 

@@ -27,6 +27,7 @@ from bytecode import Bytecode, Instr
 from . import bytecode_versions as versions
 from .bytecode_analysis import check_code
 from .exc import unimplemented
+from .symbolic_scalars import is_float_output
 
 GRAPH_OUT = "___graph_out"
 
@@ -150,7 +151,15 @@ class PyCodegen:
 
     def reconstruct_tensor(self, vt) -> None:
         idx = self.graph_output_index.get(id(vt.proxy))
-        if idx is not None:
+        if idx is not None and is_float_output(vt):  # a 0-d tensor out of the graph: .item()
+            def load_item():
+                self.load_local(GRAPH_OUT)
+                self.load_const(idx)
+                self.binary_subscr()
+                self.load_attr("item")
+            self.load_callable(load_item)
+            self.call(0)
+        elif idx is not None:
             self.load_local(GRAPH_OUT)
             self.load_const(idx)
             self.binary_subscr()
@@ -188,8 +197,6 @@ def _count_uses(vts) -> dict:
     """How many times each tracker is reached from ``vts`` (through sourceless containers)."""
     from collections import Counter
 
-    from .variables.dicts import ConstDictVariable
-    from .variables.lists import BaseListVariable
 
     uses, todo, expanded = Counter(), list(vts), set()
     while todo:
@@ -198,16 +205,29 @@ def _count_uses(vts) -> dict:
         if id(vt) in expanded or getattr(vt, "source", None) is not None:
             continue
         expanded.add(id(vt))
-        if isinstance(vt, BaseListVariable):
-            todo.extend(vt.items)
-        elif isinstance(vt, ConstDictVariable):
-            todo.extend(vt.items.values())
+        todo.extend(_parts(vt))
     return uses
 
 
-def _post_order(vts) -> list:
-    from .variables.dicts import ConstDictVariable
+def _parts(vt) -> list:
+    """The trackers a sourceless tracker is rebuilt from: a container's items, a dict view's
+    dict, the object of a bound method not called yet (``out.append`` on the stack at a break,
+    with ``out`` live: one list, built once)."""
+    from .variables.base import VariableTracker
+    from .variables.dicts import ConstDictVariable, DictViewVariable
     from .variables.lists import BaseListVariable
+
+    if isinstance(vt, DictViewVariable):  # `d.items()`: a view of the one rebuilt `d`
+        return [vt.dict_vt]
+    if isinstance(vt, BaseListVariable):
+        return list(vt.items)
+    if isinstance(vt, ConstDictVariable):
+        return list(vt.items.values())
+    obj = getattr(vt, "obj", None)
+    return [obj] if isinstance(obj, VariableTracker) else []
+
+
+def _post_order(vts) -> list:
 
     out, seen = [], set()
 
@@ -216,12 +236,8 @@ def _post_order(vts) -> list:
             return
         seen.add(id(vt))
         if getattr(vt, "source", None) is None:
-            if isinstance(vt, BaseListVariable):
-                for i in vt.items:
-                    visit(i)
-            elif isinstance(vt, ConstDictVariable):
-                for i in vt.items.values():
-                    visit(i)
+            for i in _parts(vt):
+                visit(i)
         out.append(vt)
 
     for v in vts:

@@ -22,8 +22,10 @@ frame continues in a resume function after ``end``.  So the comprehension acts a
 instruction, like a ``CALL``: the stack below the iterator, ``saved_v`` included, is untouched.
 
 Only the outermost comprehension of a list or dict is handled (as torch: a set comprehension
-falls back to the last checkpoint).  A comprehension with a walrus (``:=`` binds a local of the
-frame) or cells (a lambda capturing the loop variable) is not rebuilt: the break falls back too.
+falls back to the last checkpoint).  A walrus (``:=`` binds a local of the frame) is passed in
+and handed back with the result (torch's comprehension function returns it too); at most one
+such local may be unbound when the comprehension starts.  A comprehension with cells (a lambda
+capturing the loop variable) is not rebuilt: the break falls back.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Comprehension:
     start: int
     end: int  # the last instruction of the region (END_FOR, or 3.13's POP_TOP after it)
     captured: tuple  # the frame's locals the region reads, in order of first read
+    assigned: tuple = ()  # the frame's locals the region assigns (`:=`), passed in and back
 
 
 def _names(ins) -> tuple:
@@ -80,7 +83,7 @@ def analyze(insts: list, labels: dict, start: int) -> Comprehension | str:
     end = labels[for_iter.arg]  # END_FOR
     if versions.this("END_FOR.pops") == 1:  # 3.13: END_FOR pops the value, POP_TOP the iterator
         end += 1
-    internal, captured = set(), []
+    internal, captured, assigned = set(), [], []
     for k in range(start - 4, start):  # the saved loop variables
         if k >= 0 and insts[k].name == "LOAD_FAST_AND_CLEAR":
             internal.add(insts[k].arg)
@@ -90,26 +93,30 @@ def analyze(insts: list, labels: dict, start: int) -> Comprehension | str:
     for ins in insts[start:end + 1]:
         if ins.name in _CELL_OPS:
             return "a comprehension with closure cells"
+        if ins.name == "DELETE_FAST" and ins.arg not in internal:
+            return "a comprehension that deletes a local of the frame"
         if ins.name in _STORES and ins.name != "STORE_FAST_LOAD_FAST":
-            if any(n not in internal for n in _names(ins)):
-                return "a comprehension that assigns a local of the frame (`:=`)"
+            assigned += [n for n in _names(ins) if n not in internal and n not in assigned]
         if ins.name == "STORE_FAST_LOAD_FAST":
             store, load = ins.arg
-            if store not in internal:
-                return "a comprehension that assigns a local of the frame (`:=`)"
+            if store not in internal and store not in assigned:
+                assigned.append(store)
             if load not in internal and load not in captured:
                 captured.append(load)
         elif ins.name in _LOADS:
             captured += [n for n in _names(ins) if n not in internal and n not in captured]
-    return Comprehension(start, end, tuple(captured))
+    captured = [n for n in captured if n not in assigned]  # (those are passed in anyway)
+    return Comprehension(start, end, tuple(captured), tuple(assigned))
 
 
 def build_function(original: types.CodeType, comp: Comprehension, f_globals: dict,
                    name: str) -> types.CodeType:
-    """``def <name>(___iter, *captured)``: the region's instructions, unchanged, on a stack
-    holding the iterator; returns what the region leaves on top (the list or dict).  The
-    region's exception-table entries are dropped: they only restore the saved loop variables,
-    locals of a frame the exception leaves anyway."""
+    """``def <name>(___iter, *captured, *assigned)``: the region's instructions, unchanged, on a
+    stack holding the iterator; returns what the region leaves on top (the list or dict) — or,
+    when it assigns locals of the frame (``:=``), the tuple ``(result, *assigned)``: each comes
+    in with the frame's value (``UNBOUND`` if it had none) and goes back out, so an empty loop
+    hands back what it was given.  The region's exception-table entries are dropped: they only
+    restore the saved loop variables, locals of a frame the exception leaves anyway."""
     items = list(Bytecode.from_code(original))
     body, n, inside = [], 0, False
     for item in items:
@@ -125,11 +132,14 @@ def build_function(original: types.CodeType, comp: Comprehension, f_globals: dic
             body.append(item)  # (SetLineno)
     lineno = original.co_firstlineno
     head = [Instr("RESUME", 0, lineno=lineno), Instr("LOAD_FAST", "___iter", lineno=lineno)]
-    bc = Bytecode(head + body + [Instr("RETURN_VALUE", lineno=lineno)])
+    tail = [Instr("LOAD_FAST", n, lineno=lineno) for n in comp.assigned]
+    if comp.assigned:
+        tail.append(Instr("BUILD_TUPLE", 1 + len(comp.assigned), lineno=lineno))
+    bc = Bytecode(head + body + tail + [Instr("RETURN_VALUE", lineno=lineno)])
     bc.name = bc.qualname = name
     bc.filename = original.co_filename
     bc.first_lineno = original.co_firstlineno
-    bc.argnames = ["___iter", *comp.captured]
+    bc.argnames = ["___iter", *comp.captured, *comp.assigned]
     bc.argcount = len(bc.argnames)
     bc.flags = 0x01 | 0x02  # OPTIMIZED, NEWLOCALS
     return assemble(bc)  # checked (bytecode_analysis.check_code) before it can run
@@ -146,9 +156,10 @@ class ComprehensionBreak(Unsupported):
 
 
 def emit_comprehension_call(cg, tx, comp: Comprehension, offset: int, lineno: int,
-                            eager_code) -> None:
+                            eager_code) -> dict:
     """Append to ``cg`` the call that replaces the comprehension: the stack holds the iterator
-    on top; afterwards it holds what the comprehension made in its place.  ``comp``'s indices
+    on top; afterwards it holds what the comprehension made in its place, and the values of
+    its ``:=`` targets are in the locals the returned ``{name: local}`` names.  ``comp``'s indices
     are in ``tx.code`` (a resume function's are ``offset`` past the original's, from which the
     region is copied); ``eager_code`` routes the function's callees through the JIT."""
     original = _original(tx.code)
@@ -160,12 +171,42 @@ def emit_comprehension_call(cg, tx, comp: Comprehension, offset: int, lineno: in
         eager_code(fn_code), tx.f_globals, fn_code.co_name)
     cg.load_global(fn_code.co_name, push_null=True)
     cg.load_local("___comprehension_iter")
-    for local in comp.captured:
+    for local in comp.captured + comp.assigned:
         if local in tx.symbolic_locals:
             cg.reconstruct(tx.symbolic_locals[local])
-        else:
+        elif local in comp.captured or tx.is_bound_argument(local):
             cg.load_local(local)  # an argument the traced part never read
-    cg.call(1 + len(comp.captured))
+        else:  # a `:=` target the frame has not bound yet
+            cg.load_global_object(UNBOUND_GLOBAL, UNBOUND, push_null=False)
+    cg.call(1 + len(comp.captured) + len(comp.assigned))
+    if not comp.assigned:
+        return {}
+    # (result, *assigned): each value into a local of its own — the frame's local of that name
+    # may still be read through a source by what the transformed code rebuilds next
+    cg.append(Instr("UNPACK_SEQUENCE", 1 + len(comp.assigned)))
+    cg.store_local("___comprehension_result")
+    temps = {local: f"___walrus_{local}" for local in comp.assigned}
+    for local in comp.assigned:
+        cg.store_local(temps[local])
+    cg.load_local("___comprehension_result")
+    return temps
+
+
+class _Unbound:
+    """What a ``:=`` target the frame had not bound yet holds while its comprehension runs."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNBOUND = _Unbound()
+UNBOUND_GLOBAL = "___mtc_unbound"
+
+
+def unbound_targets(tx, comp: Comprehension) -> list:
+    """The comprehension's ``:=`` targets the frame has not bound at its start."""
+    return [n for n in comp.assigned if n not in tx.symbolic_locals and
+            not tx.is_bound_argument(n)]
 
 
 def _original(code):

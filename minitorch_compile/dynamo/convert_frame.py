@@ -41,9 +41,9 @@ from .exc import (
     SkipFrame,
     Unsupported,
 )
+from .graph_break_codegen import emit_graph_break
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
-from .resume_execution import emit_graph_break
 from .symbolic_convert import InstructionTranslator
 from .variables.lists import TupleVariable
 
@@ -157,7 +157,7 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
                      backend=None) -> types.CodeType:
     """Bytecode: call the compiled graph on its inputs, rebuild the return value, return —
     or, after a graph break, rebuild the stack, run the breaking instruction and continue in a
-    resume function (``resume_execution.emit_graph_break``)."""
+    resume function (``graph_break_codegen.emit_graph_break``)."""
     cg = PyCodegen(output=output)
     if output.compiled_fn_name is not None:
         cg.graph_output_index = {id(v.proxy): i for i, v in enumerate(output.output_vts)}

@@ -96,6 +96,14 @@ class ExceptionVariable(VariableTracker):
             return TupleVariable(list(self.args))
         unimplemented(f"attribute {name} of a {self.exc_type.__name__} raised in traced code")
 
+    def constant_str(self):
+        """``str(e)``: folded when its arguments are constants (else None: not supported)."""
+        try:
+            args = [a.as_python_constant() for a in self.args]
+        except NotImplementedError:
+            return None
+        return ConstantVariable(str(self.exc_type(*args)))
+
     def reconstruct(self, codegen) -> None:
         """An exception made while tracing and still live (returned, or at a break): built
         again by calling its class on its arguments."""

@@ -145,6 +145,12 @@ class ControlFlowHandlers:
     # ================================================================ with blocks
     def BEFORE_WITH(self, inst):
         ctx = self.pop()
+        if isinstance(ctx, UserDefinedObjectVariable) and ctx.source is not None:
+            # torch 2.13 enters only context managers made while tracing: one made outside
+            # the compiled region (a global, an argument) is unsupported, and nothing can
+            # resume at BEFORE_WITH (the last checkpoint, or the frame runs eagerly)
+            unimplemented(f"`with` on {type(ctx.value).__name__}, a context manager created "
+                          "outside the compiled region (torch: \"Unsupported context manager\")")
         if isinstance(ctx, UserDefinedObjectVariable) and all(
                 isinstance(getattr(type(ctx.value), m, None), types.FunctionType)
                 for m in ("__enter__", "__exit__")):  # a user class: both methods inlined

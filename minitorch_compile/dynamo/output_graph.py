@@ -32,6 +32,7 @@ from .._dispatch import state as _dispatch_state
 from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
+from .bound_symbols import BoundSymbols
 from .exc import Unsupported, unimplemented
 from .pgo import AutomaticDynamic
 from .side_effects import SideEffects
@@ -39,6 +40,7 @@ from .symbolic_scalars import (
     MATH_FNS,
     ScalarEnv,
     is_sym_scalar,
+    output_node,
     promote,
     representative,
     sym_math,
@@ -117,7 +119,7 @@ class GraphArg:
         self.source, self.example, self.node, self.fake, self.vt = source, example, node, fake, vt
 
 
-class OutputGraph(AutomaticDynamic):
+class OutputGraph(AutomaticDynamic, BoundSymbols):
     def __init__(self, f_globals: dict, code):
         from .guards import GuardSet
 
@@ -148,6 +150,7 @@ class OutputGraph(AutomaticDynamic):
         self.int_inputs: dict = {}  # "int <source>" -> value seen (or "dynamic")
         self.side_effects = SideEffects()  # mutations to replay after the graph
         self.scalar_env = ScalarEnv()  # float and unbacked symbols (symbolic_scalars.py)
+        self.expr_to_proxy: dict = {}  # a symbolic int's expression -> its tracker
 
     def globals_dict_name(self, f_globals: dict) -> str:
         """A global of the frame's module holding another module's globals (for sources of
@@ -184,6 +187,7 @@ class OutputGraph(AutomaticDynamic):
         fake = self.fake_mode.from_tensor(value, sym)
         node.meta["example_value"] = fake
         node.meta["grapharg"] = source
+        self.lift_size_symbols(source, value, sizes, node)  # s0 before l_x_ (bound_symbols.py)
         cls = Parameter if isinstance(value, Parameter) else Tensor
         vt = TensorVariable(node, fake, source, class_type=cls)
         self.graphargs.append(GraphArg(source, value, node, fake, vt))
@@ -254,11 +258,16 @@ class OutputGraph(AutomaticDynamic):
             err = Unsupported(f"{name} raised {type(e).__name__} while tracing: {e}")
             err.user_error = e  # fullgraph=True re-raises it: the error eager mode gives
             raise err from e
+        known = self.hash_consed(example)  # a symbolic int computed before: that node
+        if known is not None:
+            return known
         node = self.graph.create_node(kind, target, tuple(self.node_arg(a) for a in args),
                                       {k: self.node_arg(v) for k, v in kwargs.items()})
         node.meta["example_value"] = example
         node.meta["stack_trace"] = tx.current_user_line()
-        return wrap_fx_proxy(tx, node, example)
+        vt = wrap_fx_proxy(tx, node, example)
+        self.remember_symbolic(vt)
+        return vt
 
     def _fake_run(self, kind, target, ex_args, ex_kwargs):
         with self.fake_mode:
@@ -327,7 +336,7 @@ class OutputGraph(AutomaticDynamic):
         self.output_vts = outputs
         if not self.has_ops():
             return
-        self.graph.output(tuple(v.proxy for v in outputs))
+        self.graph.output(tuple(output_node(self.graph, v, self.fake_mode) for v in outputs))
         self.remove_trivially_dead_nodes()
         self.prune_unused_inputs()
         self.gm = GraphModule({}, self.graph)
@@ -349,16 +358,6 @@ class OutputGraph(AutomaticDynamic):
 
     def install_globals(self) -> None:
         self.f_globals.update(self.globals_to_install)
-
-    def prune_unused_inputs(self) -> None:
-        """The graph takes only the inputs its ops read, as torch's does: a tensor read only for
-        its metadata (``y.shape[0]``, ``y.dtype``) is guarded (``TENSOR_MATCH``, shape guards)
-        but not passed — nor is every live local a resume function receives.  Its size still
-        counts for automatic dynamic (``record_frame_state`` reads every ``graphargs``)."""
-        self.graph_inputs = [a for a in self.graphargs if a.node.users]
-        for arg in self.graphargs:
-            if not arg.node.users:
-                self.graph.erase_node(arg.node)
 
     @property
     def input_sources(self) -> list:

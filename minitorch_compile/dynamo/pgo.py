@@ -81,6 +81,7 @@ class AutomaticDynamic:
         node.meta["example_value"] = sym
         node.meta["grapharg"] = source
         vt = SymNodeVariable(node, sym)
+        self.expr_to_proxy[sym.expr] = vt
         self.graphargs.append(GraphArg(source, value, node, sym, vt))
         self.int_inputs[key] = "dynamic"
         return vt

@@ -4,8 +4,8 @@
 its stack and locals hold ``VariableTracker``s instead of values. Each opcode has one handler
 method, named after it and found with ``getattr`` (byterun's habit); an opcode without a
 handler is ``Unsupported``, by name. The handlers live in ``opcodes.py``, grouped by family;
-this file holds the interpreter loop, the frame being compiled (and its graph breaks) and the
-inlined callees.
+this file holds the interpreter loop, the frame being compiled (and its graph breaks: where
+one may resume is ``break_verdict.py``) and the inlined callees.
 
 Python-level work (arithmetic on constants, building lists, unrolling ``for`` loops, inlining
 calls) happens *in the tracer*; tensor work becomes nodes in the shared ``OutputGraph``.  A
@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import linecache
 import types
-from dataclasses import dataclass
 
-from bytecode import Label
-
+from . import bytecode_versions as versions
 from . import comprehension_graph_break as comprehension
+from .break_verdict import BreakVerdicts, GraphBreak
 from .bytecode_flow import _exception_edges, _instructions, _reachable, _reachable_reads
 from .exc import (
     ObservedException,
@@ -50,7 +49,6 @@ from .variables.lists import (
 )
 from .variables.misc import (
     NullVariable,
-    UserContextExitVariable,
 )
 
 MAX_INSTRUCTIONS = 200_000
@@ -188,38 +186,7 @@ class InstructionTranslatorBase(ExceptionOpcodes, OpcodeHandlers):
 
 
 
-# opcodes at which the root frame may break the graph: the instruction then runs in the
-# transformed code, in plain Python, and a resume function continues after it
-_BREAKABLE = {"CALL", "CALL_FUNCTION_EX", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
-              "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_IF_TRUE",
-              "POP_JUMP_IF_FALSE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
-              "STORE_ATTR", "STORE_GLOBAL", "STORE_SUBSCR", "FORMAT_VALUE", "BINARY_SUBSCR",
-              "UNARY_NOT", "COMPARE_OP", "CONTAINS_OP", "BINARY_OP",
-              # 3.12+ / 3.13 spellings of the same operations
-              "CALL_KW", "BINARY_SLICE", "STORE_SLICE", "CONVERT_VALUE", "FORMAT_SIMPLE",
-              "FORMAT_WITH_SPEC"}
-
-
-_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>")
-
-
-@dataclass
-class GraphBreak:
-    """Where and why the root frame stopped tracing (``convert_frame`` finishes the job)."""
-
-    index: int  # instruction index in this code object
-    inst: object
-    stack: list  # the symbolic stack *before* the instruction
-    kw_names: tuple
-    reason: Unsupported
-
-    @property
-    def at_checkpoint(self) -> bool:
-        """The frame stops *before* ``inst`` and runs the rest of itself eagerly."""
-        return isinstance(self.reason, StepUnsupported)
-
-
-class InstructionTranslator(InstructionTranslatorBase):
+class InstructionTranslator(BreakVerdicts, InstructionTranslatorBase):
     """The frame being compiled: its locals are the call's arguments, read lazily.
 
     Only this translator breaks graphs.  When an instruction raises ``Unsupported`` it asks
@@ -247,29 +214,6 @@ class InstructionTranslator(InstructionTranslatorBase):
         normal = _reachable(self.insts, self.labels, 0)
         self._loops = [(self.labels[i.arg], k) for k, i in enumerate(self.insts)
                        if "BACKWARD" in i.name and i.arg in self.labels and k in normal]
-
-    def in_loop(self, index: int) -> bool:
-        return any(start <= index <= end for start, end in self._loops)
-
-    def has_backedge(self, index: int) -> bool:
-        """torch's ``has_backedge``: reading on from the instruction after ``index``, is there
-        a backward jump before a ``return``?  A break in a loop body that returns before the
-        loop goes round (``if cond: return x``) is allowed — its resume functions continue the
-        loop with the live iterator rebuilt — any other break inside a loop skips the frame."""
-        for k in range(index + 1, len(self.insts)):
-            ins = self.insts[k]
-            if ins.name in ("RETURN_VALUE", "RETURN_CONST"):
-                return False
-            if isinstance(ins.arg, Label) and self.labels.get(ins.arg, k + 1) < index:
-                return True
-        return False
-
-    def in_comprehension(self, index: int) -> bool:
-        """Inside the loop of an inlined comprehension (3.12+: ``LOAD_FAST_AND_CLEAR`` saves
-        its loop variable just before the loop starts)?"""
-        return any(start <= index <= end and any(
-            i.name == "LOAD_FAST_AND_CLEAR" for i in self.insts[max(0, start - 5):start])
-            for start, end in self._loops)
 
     def run(self):
         while not self.returned:
@@ -301,46 +245,6 @@ class InstructionTranslator(InstructionTranslatorBase):
                 self.graph_break = GraphBreak(index, inst, stack, kw_names, e)
                 return None
         return self.return_value
-
-    def _break_verdict(self, inst, index, stack, e: Unsupported) -> str:
-        """torch's choice at an ``Unsupported``: ``"break"`` (compile the graph, run ``inst``,
-        resume after it), ``"checkpoint"`` (nothing can resume here: compile up to the last
-        checkpoint, run the rest eagerly — the frame runs eagerly if there is none) or
-        ``"eager"`` (skip the frame).  Where only the place is to blame, ``e`` says so."""
-        if isinstance(e, StepUnsupported):  # the second trace reached the checkpoint
-            return "break"
-        if not self.allow_breaks or isinstance(e, (ObservedException, SkipFrame)):
-            return "eager"  # fullgraph, or torch skips the frame
-        verdict, where = "checkpoint", None
-        at_comprehension = isinstance(e, comprehension.ComprehensionBreak)
-        if self.in_loop(index) and self.in_comprehension(index):
-            start = comprehension.find(self.insts, self.labels, self._loops, index)
-            comp = comprehension.analyze(self.insts, self.labels, start)
-            if not isinstance(comp, str):
-                return "comprehension"
-            where = f"inside {comp}"  # (CPython 3.12+ runs it in the frame, PEP 709)
-        elif inst.name not in _BREAKABLE and not at_comprehension:
-            where = f"at {inst.name}"
-        elif self.has_backedge(index):
-            verdict, where = "eager", "inside a loop"  # torch skips such a frame too
-        elif any(isinstance(v, GeneratorVariable) for v in stack):
-            verdict, where = "eager", "with a generator live on the stack"  # not rebuilt
-        elif any(getattr(v, "made_by", None) == "enumerate" for v in
-                 stack + [self.symbolic_locals[n] for n in self.live_locals(index)
-                          if n in self.symbolic_locals]):  # torch cannot rebuild it
-            verdict, where = "eager", "with an enumerate iterator live"
-        elif in_try(self.insts, _exception_edges(self.code), index - at_comprehension):
-            # the instruction would run outside its `try`: an `except` could not catch it
-            where = "inside a `try` block"
-        elif any(isinstance(v, UserContextExitVariable) for v in stack):
-            where = "inside a user context manager's `with` block"  # not left and re-entered
-        else:  # grad-mode `with` blocks are entered again by the resume function (torch too)
-            return "break"
-        rest = "the frame runs eagerly" if verdict == "eager" or self.checkpoint is None else \
-            "compiled up to the last checkpoint, the rest of the frame runs eagerly"
-        e.reason += f" (a graph break {where} cannot be resumed from: {rest})"
-        e.args = (e._message(),)
-        return verdict
 
     def live_locals(self, target: int | None = None) -> list[str]:
         """Names the continuation at instruction ``target`` needs: bound locals the code from
@@ -415,5 +319,31 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         self.yielded = self.pop()
         self.push(ConstantVariable(None))  # the value `send` would pass back in
         self.paused = True
+
+    # `yield from d`: GET_YIELD_FROM_ITER; LOAD_CONST None; SEND end; YIELD_VALUE; RESUME;
+    # JUMP_BACKWARD_NO_INTERRUPT SEND; end: (3.12+ END_SEND)
+    def GET_YIELD_FROM_ITER(self, inst):
+        if not isinstance(self.stack[-1], GeneratorVariable):  # a generator is its own iter
+            self.GET_ITER(inst)
+
+    def SEND(self, inst):
+        sent = self.pop()
+        if not (isinstance(sent, ConstantVariable) and sent.value is None):
+            unimplemented("send() of a value into a delegated generator")
+        receiver = self.stack[-1]
+        item = receiver.next_variable(self)
+        if item is not None:
+            self.push(item)  # YIELD_VALUE hands it on
+            return
+        ret = getattr(getattr(receiver, "gen_tx", None), "return_value", None)
+        if not versions.this("SEND.keeps_receiver"):
+            self.pop()
+        self.push(ret if ret is not None else ConstantVariable(None))
+        self.jump(inst)
+
+    def END_SEND(self, inst):
+        value = self.pop()
+        self.pop()  # the exhausted delegate
+        self.push(value)
 
 

@@ -254,3 +254,23 @@ class ScalarEnv:
                 code = _SYMBOL.sub(lambda m: shape_env.source_expr(m.group(0)), code)
             out.append((code, g))
         return out
+
+
+def output_node(graph, vt, fake_mode):
+    """The node the graph returns for the output ``vt``: a symbolic float leaves the graph as
+    a 0-d float64 tensor (``scalar_tensor``, as torch 2.13's graphs return it; the transformed
+    code reads it back with ``.item()``), anything else as is."""
+    from .. import float64, scalar_tensor
+
+    sym = getattr(vt, "sym", None)
+    if not (is_sym_scalar(sym) and sym.pytype is float):
+        return vt.proxy
+    node = graph.call_function(scalar_tensor, (vt.proxy,), {"dtype": float64})
+    with fake_mode:
+        node.meta["example_value"] = scalar_tensor(representative(sym), dtype=float64)
+    return node
+
+
+def is_float_output(vt) -> bool:
+    sym = getattr(vt, "sym", None)
+    return is_sym_scalar(sym) and sym.pytype is float

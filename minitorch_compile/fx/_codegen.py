@@ -43,10 +43,10 @@ class PythonCode:
 
 
 def type_str(val) -> str | None:
-    """``f32[5, 5, 5]`` for a tensor value (also symbolic sizes), ``Sym(zuf0)`` for a symbolic
-    float or unbacked number, else None."""
-    if hasattr(val, "expr") and hasattr(val, "pytype"):  # a SymScalar (symbolic_scalars.py)
-        return f"Sym({val})"
+    """``f32[5, 5, 5]`` for a tensor value (also symbolic sizes), ``Sym(s0)`` / ``Sym(zuf0)``
+    for a symbolic int, float or unbacked number, else None."""
+    if hasattr(val, "expr") and (hasattr(val, "pytype") or hasattr(val, "hint")):
+        return f"Sym({val})"  # a SymScalar (symbolic_scalars.py) or a SymInt
     dt = getattr(val, "dtype", None)
     shape = getattr(val, "shape", None)
     if dt is None or shape is None or not hasattr(dt, "name"):

@@ -223,6 +223,13 @@ class VariableBuilder:
         if isinstance(value, type):
             self._guard("ID_MATCH", value=value)
             return UserDefinedClassVariable(value, src)
+        if isinstance(value, types.BuiltinMethodType) and type(value.__self__) in \
+                (list, dict, set):  # `out.append` a resume function received on its stack:
+            from .misc import GetAttrVariable  # the method of the (guarded) container
+
+            obj = self._child(AttrSource(src, "__self__") if src is not None else None,
+                              value.__self__)
+            return GetAttrVariable(obj, value.__name__)
         if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
             # loading it is fine; *calling* it is unsupported (and breaks the graph there)
             self._guard("ID_MATCH", value=value)

@@ -174,6 +174,10 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         return BuiltinVariable(plain)._fold([a, b], {})
 
     # ------------------------------------------------------------------ specific builtins
+    def _call_str(self, tx, obj=None, *rest):
+        text = getattr(obj, "constant_str", None)  # str(e) of an exception raised in the trace
+        return text() if text is not None and not rest else None
+
     def _call_len(self, tx, obj):
         if _is_tensor(obj):
             if obj.example_value.ndim == 0:

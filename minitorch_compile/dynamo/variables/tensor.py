@@ -52,10 +52,11 @@ class TensorVariable(VariableTracker):
                       "only known at run time")
 
     def size_item(self, tx, dim: int):
-        """``x.size(dim)``: a constant, or — for a dynamic dimension — a ``size`` node."""
+        """``x.size(dim)``: a constant, or — for a dynamic dimension — its symbol, a graph
+        input (``bound_symbols.py``)."""
         s = self.example_value.shape[dim]
         if is_symbolic(s):
-            return tx.output.call(tx, "call_method", "size", [self, ConstantVariable(dim)], {})
+            return tx.output.sym_size(tx, self, dim)
         return ConstantVariable(s)
 
     def shape_variable(self, tx):
