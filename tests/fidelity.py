@@ -103,3 +103,12 @@ def run_program(program) -> None:
     if torch is None:
         pytest.skip("torch is not installed: ran under mtc only")
     assert_same_outcome(ours, outcome(torch, program))
+
+
+def programs_of(namespace: dict) -> list:
+    """A test module's programs: its public functions (not tests, classes or imported
+    ones), in definition order — the module passes ``globals()``."""
+    name = namespace["__name__"]
+    return [v for k, v in list(namespace.items())
+            if callable(v) and k[0] != "_" and not k.startswith("test")
+            and getattr(v, "__module__", None) == name and not isinstance(v, type)]

@@ -13,7 +13,7 @@ import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import run_program
+from .fidelity import programs_of, run_program
 
 pytestmark = pytest.mark.torch
 
@@ -304,9 +304,7 @@ def linear_grads(T):
     return [y, lin.weight.grad, lin.bias.grad, x.grad]
 
 
-PROGRAMS = [v for k, v in list(globals().items())
-            if callable(v) and k[0] != "_" and not k.startswith("test")
-            and getattr(v, "__module__", None) == __name__]
+PROGRAMS = programs_of(globals())
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)

@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import pytest
 
-from .fidelity import run_program
+from .fidelity import programs_of, run_program
 
 pytestmark = pytest.mark.torch
 
@@ -118,9 +118,7 @@ def softmax_modules_and_flatten(T):
             T.nn.Identity(54, unused="x")(T.ones(2))]
 
 
-PROGRAMS = [v for k, v in list(globals().items())
-            if callable(v) and k[0] != "_" and not k.startswith("test")
-            and getattr(v, "__module__", None) == __name__]
+PROGRAMS = programs_of(globals())
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)

@@ -16,7 +16,7 @@ import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import run_program
+from .fidelity import programs_of, run_program
 
 pytestmark = pytest.mark.torch
 
@@ -359,9 +359,7 @@ def nll_target_out_of_bounds_error(T):
     return [T.nn.functional.nll_loss(T.zeros(2, 3), T.tensor([0, 3]))]
 
 
-PROGRAMS = [v for k, v in list(globals().items())
-            if callable(v) and k[0] != "_" and not k.startswith("test")
-            and getattr(v, "__module__", None) == __name__ and not isinstance(v, type)]
+PROGRAMS = programs_of(globals())
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)

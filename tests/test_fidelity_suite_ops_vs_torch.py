@@ -13,7 +13,7 @@ import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import run_program
+from .fidelity import programs_of, run_program
 
 pytestmark = pytest.mark.torch
 
@@ -247,9 +247,7 @@ def creation_dtypes(T):  # test_tensor_creation_ops.py: inferred dtypes
             T.tensor(3), T.tensor([[1], [2]]), T.tensor([])]
 
 
-PROGRAMS = [v for k, v in list(globals().items())
-            if callable(v) and k[0] != "_" and not k.startswith("test")
-            and getattr(v, "__module__", None) == __name__]
+PROGRAMS = programs_of(globals())
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)

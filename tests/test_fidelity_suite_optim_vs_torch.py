@@ -15,7 +15,7 @@ import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import run_program
+from .fidelity import programs_of, run_program
 
 pytestmark = pytest.mark.torch
 
@@ -277,9 +277,7 @@ for _name, _program in list(globals().items()):
     if getattr(_program, "__name__", None) == "program":  # the _error(...) ones: test ids
         _program.__name__ = _name
 
-PROGRAMS = [v for k, v in list(globals().items())
-            if callable(v) and k[0] != "_" and not k.startswith("test")
-            and getattr(v, "__module__", None) == __name__]
+PROGRAMS = programs_of(globals())
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)

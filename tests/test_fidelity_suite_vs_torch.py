@@ -15,7 +15,7 @@ import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import run_program
+from .fidelity import programs_of, run_program
 
 pytestmark = pytest.mark.torch
 
@@ -385,9 +385,7 @@ def max_of_empty_error(T):
     return [T.ones(0, 3).max()]
 
 
-PROGRAMS = [v for k, v in list(globals().items())
-            if callable(v) and getattr(v, "__module__", None) == __name__
-            and not k.startswith(("_", "test"))]
+PROGRAMS = programs_of(globals())
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
