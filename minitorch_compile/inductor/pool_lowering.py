@@ -162,6 +162,36 @@ def _candidates(k: int, s: int) -> int:
     return max(max(h // s - max(0, (h - k) // s), 1) for h in range(2 * k))
 
 
+def _candidate_outputs(index, k, s, p, out_hw, spans):
+    """For input position ``index`` of a pooling's backward: each candidate output whose
+    window may hold it, as ``(output index, its (h, w) as int64 values, inside)``. Along a
+    dim the candidates are ``[max(0, (i + p - k) // s + 1), min(O, (i + p) // s + 1))``;
+    ``spans`` of them are walked, those past the range masked by ``inside`` (their index
+    clamped into the output, so no read is out of bounds)."""
+    *prefix, h, w = index
+    nd = len(index)
+    ranges = []
+    for dim, i in enumerate((h, w)):
+        lo = ops.floor_divide(ops.index_expr(as_index(i) + (p[dim] - k[dim] + s[dim]), I64),
+                              const(s[dim]))
+        hi = ops.add(ops.floor_divide(ops.index_expr(as_index(i) + p[dim], I64),
+                                      const(s[dim])), const(1))
+        ranges.append((ops.maximum(lo, const(0)), ops.minimum(hi, const(out_hw[dim]))))
+    for a in range(spans[0]):
+        for b in range(spans[1]):
+            os_, inside = [], None
+            for dim, c in enumerate((a, b)):
+                lo, hi = ranges[dim]
+                o = ops.add(lo, const(c))
+                ok = ops.less(o, hi)
+                inside = ok if inside is None else ops.logical_and(inside, ok)
+                os_.append(o)
+            at = [ops.indirect_indexing(ops.minimum(o, const(out_hw[dim] - 1)), out_hw[dim],
+                                        False, "index", nd - 2 + dim)
+                  for dim, o in enumerate(os_)]
+            yield list(prefix) + at, os_, inside
+
+
 @register_lowering(_aten("max_pool2d_with_indices_backward"))
 def max_pool2d_with_indices_backward(grad, x, kernel_size, stride, padding, dilation,
                                      ceil_mode, indices):
@@ -179,33 +209,15 @@ def max_pool2d_with_indices_backward(grad, x, kernel_size, stride, padding, dila
         raise NotImplementedError("max_pool2d backward: symbolic spatial sizes")
     iload, gload = indices.make_loader(), grad.make_loader()
     dtype = grad.dtype
-    nd = len(x.get_size())
 
     def body(index):
-        *prefix, h, w = index
+        *_, h, w = index
         here = ops.index_expr(as_index(h) * hw[1] + as_index(w), I64)
-        ranges = []
-        for dim, i in enumerate((h, w)):
-            lo = ops.floor_divide(ops.index_expr(as_index(i) + (p[dim] - k[dim] + s[dim]), I64),
-                                  const(s[dim]))
-            hi = ops.add(ops.floor_divide(ops.index_expr(as_index(i) + p[dim], I64),
-                                          const(s[dim])), const(1))
-            ranges.append((ops.maximum(lo, const(0)), ops.minimum(hi, const(out_hw[dim]))))
         total = None
-        for a in range(spans[0]):
-            for b in range(spans[1]):
-                at, inside = [], None
-                for dim, c in enumerate((a, b)):
-                    lo, hi = ranges[dim]
-                    o = ops.add(lo, const(c))
-                    ok = ops.less(o, hi)
-                    inside = ok if inside is None else ops.logical_and(inside, ok)
-                    at.append(ops.indirect_indexing(ops.minimum(o, ops.subtract(hi, const(1))),
-                                                    out_hw[dim], False, "index", nd - 2 + dim))
-                at = list(prefix) + at
-                hit = ops.logical_and(ops.equal(iload(at), here), inside)
-                g = ops.where(hit, gload(at), const(0.0, dtype))
-                total = g if total is None else ops.add(total, g)
+        for at, _, inside in _candidate_outputs(index, k, s, p, out_hw, spans):
+            hit = ops.logical_and(ops.equal(iload(at), here), inside)
+            g = ops.where(hit, gload(at), const(0.0, dtype))
+            total = g if total is None else ops.add(total, g)
         return total
     return TensorBox.create(Pointwise(dtype, body, tuple(x.get_size()), _origins(grad)))
 
@@ -271,37 +283,15 @@ def avg_pool2d_backward(grad, x, kernel_size, stride, padding, ceil_mode, count_
     gload = grad.make_loader()
     dtype = grad.dtype
     spans = [-(-kk // ss) for kk, ss in zip(k, s)]  # candidates per dim: ceil(k / s)
-    nd = len(x.get_size())
 
     def body(index):
-        *prefix, h, w = index
-        ranges = []
-        for dim, i in enumerate((h, w)):
-            padded = ops.index_expr(as_index(i) + p[dim], I64)
-            lo = ops.maximum(ops.add(ops.floor_divide(ops.subtract(padded, const(k[dim])),
-                                                      const(s[dim])), const(1)), const(0))
-            hi = ops.minimum(ops.add(ops.floor_divide(padded, const(s[dim])), const(1)),
-                             const(out_hw[dim]))
-            ranges.append((lo, hi))
         total = None
-        for a in range(spans[0]):
-            for b in range(spans[1]):
-                os_, ok = [], None
-                for dim, c in enumerate((a, b)):
-                    lo, hi = ranges[dim]
-                    o = ops.add(lo, const(c))
-                    valid = ops.less(o, hi)
-                    ok = valid if ok is None else ops.logical_and(ok, valid)
-                    os_.append(o)
-                at = [ops.indirect_indexing(ops.minimum(o, const(out_hw[dim] - 1)), out_hw[dim],
-                                            False, "index", nd - 2 + dim)
+        for at, os_, ok in _candidate_outputs(index, k, s, p, out_hw, spans):
+            starts = [ops.subtract(ops.multiply(o, const(s[dim])), const(p[dim]))
                       for dim, o in enumerate(os_)]
-                starts = [ops.subtract(ops.multiply(o, const(s[dim])), const(p[dim]))
-                          for dim, o in enumerate(os_)]
-                div = _divisor(win, starts, count_include_pad, divisor_override, dtype)
-                part = ops.where(ok, ops.true_divide(gload(list(prefix) + at), div),
-                                 const(0.0, dtype))
-                total = part if total is None else ops.add(total, part)
+            div = _divisor(win, starts, count_include_pad, divisor_override, dtype)
+            part = ops.where(ok, ops.true_divide(gload(at), div), const(0.0, dtype))
+            total = part if total is None else ops.add(total, part)
         return total
     return TensorBox.create(Pointwise(dtype, body, tuple(x.get_size()), _origins(grad)))
 
