@@ -162,3 +162,31 @@ def test_an_expanded_view_read_after_its_base_is_written():
         warnings.simplefilter("error")  # no eager fallback
         got = mtc.compile(f)(x.clone(), m)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def _copy_broadcast(x, y):
+    x.copy_(y)
+    return x * 2
+
+
+def _masked_fill_input(x, m):
+    return x.masked_fill_(m, 0.5)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("fn", [_copy_broadcast, _masked_fill_input],
+                         ids=["copy_broadcast", "masked_fill_input"])
+def test_an_input_written_under_dynamic_sizes(fn, backend):
+    """Functionalization wrote an input back as ``expand(new, dst's shape)`` with the symbolic
+    shape itself as the argument, so the dynamic graph expanded to the first trace's sizes:
+    the third call (size 4, the first dynamic one) raised a MetaError that eager does not.
+    Found by the fuzz tests when run after other test files."""
+    mtc.dynamo.reset()
+    compiled = mtc.compile(fn, backend=backend)
+    for n in (2, 3, 4, 5):
+        a = mtc.tensor(np.random.default_rng(n).standard_normal(n).astype(np.float32))
+        b = a.clone()
+        other = (mtc.tensor(np.array([7.0], dtype=np.float32)) if fn is _copy_broadcast
+                 else mtc.tensor(np.arange(n) % 2 == 0))
+        np.testing.assert_array_equal(compiled(a, other).numpy(), fn(b, other).numpy())
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

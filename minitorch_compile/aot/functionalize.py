@@ -29,7 +29,8 @@ copies it back into the caller's tensor after the graph ran, as AOTAutograd does
 
 from __future__ import annotations
 
-from ..fx.node import map_arg
+from ..dynamo.symbolic_shapes import is_symbolic
+from ..fx.node import Node, map_arg
 from ..ops.view_replay import replay, scatter
 
 
@@ -41,6 +42,11 @@ def _is_mutation(n) -> bool:
 def _is_view(n) -> bool:
     opdef = getattr(n.target, "opdef", None) if n.op == "call_function" else None
     return opdef is not None and opdef.category == "view"
+
+
+def _shape_text(node) -> list:
+    val = node.meta.get("val")
+    return None if val is None else [str(d) for d in val.shape]
 
 
 class _Walk:
@@ -76,6 +82,21 @@ class _Walk:
     @staticmethod
     def shape_of(node):
         return list(node.meta["val"].shape)
+
+    def _sizes_of(self, node) -> list:
+        """``node``'s sizes as graph arguments: a symbolic size is a ``sym_size`` node read
+        from ``node`` at run time (never the symbol itself, which would be baked into the
+        graph as the first trace's value)."""
+        from ..fx.proxy_tensor import sym_size
+
+        sizes = []
+        for d, size in enumerate(self.shape_of(node)):
+            if is_symbolic(size):
+                size_node = self.graph.call_function(sym_size, (node, d))
+                size_node.meta["val"] = size
+                size = size_node
+            sizes.append(size)
+        return sizes
 
     def record_view(self, n) -> None:
         parent = n.args[0]
@@ -120,7 +141,9 @@ class _Walk:
 
         if n.target.name == "copy_":
             dst, src = n.args[0], n.args[1]
-            new = self.emit(ops.aten.expand.default, src, self.shape_of(dst))
+            new = src
+            if not isinstance(src, Node) or _shape_text(src) != _shape_text(dst):
+                new = self.emit(ops.aten.expand.default, src, self._sizes_of(dst))
             return self.emit(ops.aten._to_copy.default, new, dtype=dst.meta["val"].dtype)
         functional = n.target.opdef.functional
         new = self.graph.call_function(functional, n.args, n.kwargs)
