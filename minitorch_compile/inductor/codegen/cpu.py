@@ -95,8 +95,7 @@ class NumpyKernel:
         if self.frame.reduce[0] and self._needs_finished_reduction(frame):
             # tiles would cut a reduction that another node reads in full (a var's mean, a
             # softmax's max over dim 0 on an (N, 1) input): one tile, so each is finished
-            self.frame = Frame(["xr_"] + self.frame.names, [1] + self.frame.sizes,
-                               [False] + self.frame.reduce)
+            self.frame = self.frame.one_tile()
         self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
         self.indirect: dict = {}  # cpu_indirect: indirect variable -> (index tile, size)
         self.values: dict = {}  # buffer name -> its tile Value

@@ -258,7 +258,7 @@ def whole_frame(group, frame: Frame) -> Frame:
     would be torch's way)."""
     if not has_scatter(group) and not has_arg_reduction(group):
         return frame
-    return Frame(["xa_"] + frame.names, [1] + frame.sizes, [False] + frame.reduce)
+    return frame.one_tile()
 
 
 def arg_reduction(h, rtype: str, v, rdims: list, flags: tuple):

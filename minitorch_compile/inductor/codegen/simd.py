@@ -29,6 +29,11 @@ class Frame:
     sizes: list
     reduce: list  # is the dim reduced
 
+    def one_tile(self) -> "Frame":
+        """This frame under a leading kept dim of size 1: tiles run over that dim, so the
+        kernel is one tile on one thread and no reduction is cut."""
+        return Frame(["x1_"] + self.names, [1] + self.sizes, [False] + self.reduce)
+
 
 def simplify_frame(frame, exprs) -> tuple:
     """Drop size-1 dims; merge neighbours every expression walks contiguously."""
