@@ -27,33 +27,9 @@ Mirrors ``SubgraphTracer._lift_basic_symbols`` / ``bound_symbols`` in
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 
-from .source import Source
+from .source import TensorSizeSource
 from .symbolic_shapes import is_symbolic, walk_expr
-
-
-@dataclass(frozen=True)
-class TensorSizeSource(Source):
-    """``x.size()[d]`` (torch's ``TensorPropertySource(x, SIZE, d)``): the transformed code
-    passes ``x.shape[d]`` to the graph."""
-
-    base: Source
-    dim: int
-
-    def name(self) -> str:
-        return f"{self.base.name()}.size()[{self.dim}]"
-
-    @property
-    def root(self) -> Source:
-        return self.base.root
-
-    def reconstruct(self, codegen) -> None:
-        self.base.reconstruct(codegen)
-        codegen.load_attr("shape")
-        codegen.load_const(self.dim)
-        codegen.binary_subscr()
-
 
 _APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
           "%": operator.mod}

@@ -208,3 +208,25 @@ class FloatTensorSource(Source):
         codegen.load_global_object("___as_tensor", _as_float_tensor)
         self.base.reconstruct(codegen)
         codegen.call(1)
+
+
+@dataclass(frozen=True)
+class TensorSizeSource(Source):
+    """``x.size()[d]`` (torch's ``TensorPropertySource(x, SIZE, d)``): the transformed code
+    passes ``x.shape[d]`` to the graph."""
+
+    base: Source
+    dim: int
+
+    def name(self) -> str:
+        return f"{self.base.name()}.size()[{self.dim}]"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        self.base.reconstruct(codegen)
+        codegen.load_attr("shape")
+        codegen.load_const(self.dim)
+        codegen.binary_subscr()
