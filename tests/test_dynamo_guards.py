@@ -496,19 +496,33 @@ def test_in_place_parameter_update_is_seen():
     assert n_entries(f_mod) == 1
 
 
-def test_submodule_replaced_recompiles():
+def test_submodule_replaced_by_one_of_its_class_reuses_the_graph():
+    """torch 2.13 inlines modules: the new ``Linear``'s parameters are graph inputs, so it runs
+    the same graph (with its own weights — ``same`` checks the values); another class or
+    other parameter shapes recompile."""
     mod, x = Net(), mtc.randn(2, 3)
     cfn = compiled(f_mod)
     same(f_mod, cfn, x, mod)
     mod.lin = nn.Linear(3, 3)
     same(f_mod, cfn, x, mod)
-    assert n_entries(f_mod) == 2
+    assert n_entries(f_mod) == 1
+    mod.lin = nn.Linear(3, 3, bias=False)  # reads None for the bias: another graph
+    same(f_mod, cfn, x, mod)
+    mod.lin = nn.Sequential(nn.Linear(3, 3))
+    same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 3
 
 
-def test_other_module_instance_recompiles():
+def test_other_module_instance_reuses_the_graph_until_what_it_reads_differs():
+    """Modules are guarded by type and by what the trace read (torch 2.13's
+    ``inline_inbuilt_nn_modules``), not by identity."""
     a, b, x = Net(), Net(), mtc.randn(2, 3)
     cfn = compiled(f_mod)
     same(f_mod, cfn, x, a)
+    same(f_mod, cfn, x, b)
+    same(f_mod, cfn, x, a)
+    assert n_entries(f_mod) == 1
+    b.act = "tanh"  # a plain attribute forward reads: guarded by value
     same(f_mod, cfn, x, b)
     same(f_mod, cfn, x, a)
     assert n_entries(f_mod) == 2
@@ -542,7 +556,7 @@ def test_tutorial_modules_a_and_b():
     assert cnt.frame_count == 2
     e_a, e_b = mtc.dynamo.cache_entries(tutorial_f)
     assert "mul = 2 * l_x_" in e_a.graph_code and "neg = -l_x_" in e_b.graph_code
-    assert f"___check_obj_id(L['mod'], {id(a)})" in e_a.guard_source
+    assert f"___check_type_id(L['mod'], {id(A)})" in e_a.guard_source
 
 
 class Doubler(nn.Module):
@@ -864,3 +878,47 @@ def test_backends_keep_separate_entries():
     compiled(f_tensor, backend=b)(x)
     assert a.frame_count == b.frame_count == 1
     assert n_entries(f_tensor) == 2
+
+
+class Pair(nn.Module):
+    def __init__(self, shared: bool, use_is: bool = False):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = self.a if shared else nn.Linear(3, 3)
+        self.use_is = use_is
+
+    def forward(self, x):
+        y = self.a(x) + self.b(x)
+        if self.use_is:
+            return y * 2 if self.a is self.b else y
+        return y
+
+
+def test_module_identity_the_trace_used_is_guarded():
+    """Guarded by type, a module's identity still matters where the trace relied on it: a
+    submodule shared by two attributes is one tracker (its second source gets
+    ``DUPLICATE_INPUT``), and ``self.a is self.b`` guards both with ``ID_MATCH``. Without those,
+    an unshared instance would run the shared one's graph — reading ``a``'s weights twice.
+    (torch 2.13 returns wrong values on this very sequence; we recompile instead.)"""
+    x = mtc.randn(2, 3)
+    cfn = compiled(f_mod)
+    for mod in (Pair(True), Pair(False), Pair(True), Pair(False)):
+        same(f_mod, cfn, x, mod)
+    assert n_entries(f_mod) == 2
+    shared = mtc.dynamo.cache_entries(f_mod)[0].guard_source
+    assert "L['mod']._modules['b'] is L['mod']._modules['a']" in shared
+    mtc.dynamo.reset()
+    for mod in (Pair(True, True), Pair(False, True), Pair(True, True), Pair(False, True)):
+        same(f_mod, cfn, x, mod)  # `is` pins the objects themselves: one entry per module
+    assert n_entries(f_mod) == 4
+
+
+def test_module_parameter_count_read_by_the_trace_is_guarded():
+    def f(x, mod):
+        return x * sum(p.sum() for p in mod.parameters())
+
+    cfn = compiled(f)
+    x = mtc.randn(3)
+    for mod in (nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 3, bias=False),
+                Pair(False), Pair(True)):
+        same(f, cfn, x, mod)

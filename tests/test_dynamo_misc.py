@@ -382,7 +382,7 @@ def test_explain_module_with_submodules():
     out = mtc.dynamo.explain(f)(mtc.randn(1, 2), mod)
     assert out.ops_per_graph[0] == ["mtc.nn.functional.linear", "mtc.nn.functional.tanh",
                                  "operator.mul"]
-    assert ("NN_MODULE", "L['m']._modules['0']") in {(g.kind, g.source_name)
+    assert ("TYPE_MATCH", "L['m']._modules['0']") in {(g.kind, g.source_name)
                                                    for g in out.out_guards}
 
 

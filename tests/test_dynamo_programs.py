@@ -596,14 +596,14 @@ def p_call_module(x, mod):
 
 def test_linear_module():
     check(p_call_module, rg(2, 4), nn.Linear(4, 3),
-          guards=[("NN_MODULE", "L['mod']"), T("x"),
+          guards=[("TYPE_MATCH", "L['mod']"), T("x"),
                   ("TENSOR_MATCH", "L['mod']._parameters['weight']"),
                   ("TENSOR_MATCH", "L['mod']._parameters['bias']")])
 
 
 def test_nested_modules_with_buffer_and_plain_attribute():
     entry = check(p_call_module, rg(2, 4), Block(),
-                  guards=[("NN_MODULE", "L['mod']"), ("NN_MODULE", "L['mod']._modules['a']"),
+                  guards=[("TYPE_MATCH", "L['mod']"), ("TYPE_MATCH", "L['mod']._modules['a']"),
                           ("TENSOR_MATCH", "L['mod']._modules['a']._modules['lin']"
                                            "._parameters['weight']"),
                           ("TENSOR_MATCH", "L['mod']._buffers['shift']"),
@@ -613,7 +613,7 @@ def test_nested_modules_with_buffer_and_plain_attribute():
 
 def test_sequential():
     seq = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2), nn.Sigmoid())
-    check(p_call_module, rg(5, 3), seq, guards=[("NN_MODULE", "L['mod']._modules['2']")])
+    check(p_call_module, rg(5, 3), seq, guards=[("TYPE_MATCH", "L['mod']._modules['2']")])
 
 
 class Stack(nn.Module):
@@ -633,8 +633,8 @@ class Stack(nn.Module):
 
 def test_module_list_and_module_dict():
     check(p_call_module_raw, rg(2, 3), Stack(),
-          guards=[("NN_MODULE", "L['mod']._modules['layers']._modules['2']"),
-                  ("NN_MODULE", "L['mod']._modules['heads']._modules['b']")])
+          guards=[("TYPE_MATCH", "L['mod']._modules['layers']._modules['2']"),
+                  ("TYPE_MATCH", "L['mod']._modules['heads']._modules['b']")])
 
 
 def p_call_module_raw(x, mod):
@@ -682,7 +682,7 @@ def test_compiled_module_and_training_flag():
     assert mtc.allclose(opt(x), x + mod.w)
     entries = mtc.dynamo.cache_entries(opt)
     assert len(entries) == 2
-    assert ("NN_MODULE", "L['self']") in {(g.kind, g.source_name)
+    assert ("TYPE_MATCH", "L['self']") in {(g.kind, g.source_name)
                                          for g in entries[0].guard.guard_set.guards}
     # the flag is guarded where forward reads it (a CONSTANT_MATCH), not by NN_MODULE
     assert "L['self'].training is True" in entries[0].guard_source
@@ -815,7 +815,7 @@ def test_tiny_transformer_block():
     idx = mtc.tensor([[1, 2, 3, 4], [5, 6, 7, 8]])
     entry = check(p_call_module_raw_kw, idx, mod, kwargs={"targets": idx}, rtol=1e-4, atol=1e-5)
     assert "cross_entropy" in entry.graph_code
-    assert ("NN_MODULE", "L['mod']._modules['drop']") in guard_set(p_call_module_raw_kw)
+    assert ("TYPE_MATCH", "L['mod']._modules['drop']") in guard_set(p_call_module_raw_kw)
 
 
 def p_call_module_raw_kw(x, mod, targets=None):

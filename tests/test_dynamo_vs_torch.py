@@ -151,3 +151,45 @@ def test_recompiles_like_torch_on_shape_and_training_flag():
         return len(cnt.graphs)
 
     assert run(mtc, _mtc_compile) == run(torch, _torch_compile) == 3
+
+
+class _Scaled:
+    """A user module class made for one library (``lib.nn.Module`` subclass)."""
+
+    @staticmethod
+    def make(lib, k: float, bias: bool = True):
+        class Scaled(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(4, 4, bias=bias)
+                self.k = k
+
+            def forward(self, x):
+                return self.lin(x) * self.k
+
+        return Scaled
+
+
+def test_module_instances_share_entries_like_torch():
+    """torch 2.13 inlines modules (``inline_inbuilt_nn_modules``): guarded by class and by what
+    the trace reads, so another instance of the same class reuses the graph; another attribute
+    value, parameter set or class recompiles."""
+    def run(lib, compile_fn):
+        cnt = Counter()
+        Scaled = _Scaled.make(lib, 2.0)
+
+        def f(x, m):
+            return m(x).relu()
+
+        cf = compile_fn(f, backend=cnt)
+        x = lib.ones(3, 4)
+        counts = []
+        other_k = Scaled()
+        other_k.k = 3.0
+        for mod in (Scaled(), Scaled(), other_k, lib.nn.Linear(4, 4), lib.nn.Linear(4, 4),
+                    lib.nn.Linear(4, 4, bias=False), _Scaled.make(lib, 2.0)()):
+            cf(x, mod)
+            counts.append(len(cnt.graphs))
+        return counts
+
+    assert run(mtc, _mtc_compile) == run(torch, _torch_compile) == [1, 1, 2, 3, 3, 4, 5]

@@ -26,7 +26,6 @@ TENSOR_MATCH       class, dtype, device, requires_grad, sizes and strides
 LIST_LENGTH        ``len(v) == n``
 DICT_KEYS          ``list(v.keys()) == [...]`` (order matters, as in Python)
 DICT_LENGTH        ``len(v) == n`` (a module's hook dicts stay empty)
-NN_MODULE          identity (``training`` is a CONSTANT_MATCH where it is read)
 HASATTR            ``hasattr(obj, name)`` is what it was (``getattr`` with a default, ``hasattr``)
 DUPLICATE_INPUT    ``v is w``: one tensor reached through two sources (one graph input)
 NO_TENSOR_ALIAS..  the distinct input tensors are still distinct objects
@@ -225,10 +224,6 @@ class GuardSet:
 
     def _build_DICT_KEYS(self, name, value):
         yield Guard("DICT_KEYS", name, f"list({name}.keys()) == {self._literal(list(value))}")
-
-    def _build_NN_MODULE(self, name, value):
-        yield Guard("NN_MODULE", name, f"___check_obj_id({name}, {self._keep(value)})",
-                    type(value).__name__)
 
     def _build_DUPLICATE_INPUT(self, name, value):
         yield Guard("DUPLICATE_INPUT", name, f"{name} is {value.name()}")

@@ -12,7 +12,7 @@ int / float that changed          SymNodeVariable (input)  TYPE_MATCH + shape-en
 tuple / list / namedtuple         Tuple/ListVariable       TYPE_MATCH + LIST_LENGTH
 dict                              ConstDictVariable        TYPE_MATCH + DICT_KEYS
 set / frozenset of constants      SetVariable              TYPE_MATCH + SET_CONTENTS
-nn.Module                         NNModuleVariable         NN_MODULE (identity + training)
+nn.Module                         NNModuleVariable         TYPE_MATCH (+ what is read)
 optim.Optimizer                   OptimizerVariable        TYPE_MATCH (+ grads, state keys)
 Python function                   UserFunctionVariable     ID_MATCH (a nested one passed in:
                                                            ``__code__``, as torch's CLOSURE_MATCH)
@@ -165,12 +165,10 @@ class VariableBuilder:
             return ConstDictVariable({k: self._child(GetItemSource(src, k) if src else None, v)
                                       for k, v in value.items()}, src)
         if isinstance(value, Module):
-            if _is_stack_slot(src):  # made by the code before a break (``nn.MSELoss()(...)``):
-                # a new object every call, so its identity cannot be guarded — its type and
-                # everything the trace reads from it are (torch guards inlined modules so)
-                self._guard("TYPE_MATCH", value=value)
-            else:
-                self._guard("NN_MODULE", value=value)
+            # torch 2.13 inlines modules (``inline_inbuilt_nn_modules``): not their identity but
+            # their type and everything the trace reads from them is guarded — parameters are
+            # graph inputs, so another instance of the same class reuses the graph
+            self._guard("TYPE_MATCH", value=value)
             return NNModuleVariable(value, src)
         if isinstance(value, Optimizer):
             from .optimizer import OptimizerVariable
@@ -244,14 +242,6 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
-
-
-def _is_stack_slot(src) -> bool:
-    """A value a resume function received on its stack (``L['___stack0']...``)."""
-    from ..source import LocalSource
-
-    root = src.root if src is not None else None
-    return isinstance(root, LocalSource) and root.local_name.startswith("___stack")
 
 
 def _is_mutable(value) -> bool:

@@ -164,6 +164,9 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
                 return type(a)(a.items * b.as_python_constant()) if type(a) in (
                     ListVariable, TupleVariable) else TupleVariable(a.items *
                                                                     b.as_python_constant())
+        if plain in (operator.eq, operator.ne) and _guard_module_identity(tx, a, b):
+            same = a.as_python_constant() is b.as_python_constant()  # Module.__eq__: identity
+            return ConstantVariable(same if plain is operator.eq else not same)
         if plain in (operator.eq, operator.ne) and not (a.is_python_constant() and
                                                         b.is_python_constant()):
             same = _same_object(a, b)
@@ -274,12 +277,14 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         return None
 
     def _call_is_(self, tx, a, b):
+        _guard_module_identity(tx, a, b)
         same = _same_object(a, b)
         if same is None:
             same = _object_identity(tx, a, b)
         return ConstantVariable(same) if same is not None else _unknown_identity(a, b)
 
     def _call_is_not(self, tx, a, b):
+        _guard_module_identity(tx, a, b)
         same = _same_object(a, b)
         if same is None:
             same = _object_identity(tx, a, b)
@@ -325,6 +330,21 @@ def _unknown_identity(a, b):
     if isinstance(a, containers) and isinstance(b, containers):
         unimplemented(f"`is` between two containers ({a}, {b}) depends on their identity")
     return None  # fold it
+
+
+def _guard_module_identity(tx, a, b) -> bool:
+    """Two modules compared by identity (``self.a is self.b``, ``m == other``): modules are
+    guarded by type only (torch 2.13 inlines them: another instance of the same class reuses
+    the graph), so an answer that depends on *which* objects they are guards both with
+    ``ID_MATCH``.  True when both are modules."""
+    from .nn_module import NNModuleVariable
+
+    if not (isinstance(a, NNModuleVariable) and isinstance(b, NNModuleVariable)):
+        return False
+    for v in (a, b):
+        if v.source is not None:
+            tx.output.guards.add("ID_MATCH", v.source, value=v.module)
+    return True
 
 
 def _same_object(a, b):

@@ -1,7 +1,13 @@
 """``nn.Module``s in the tracer (``variables/nn_module.py``).
 
-A module read from the frame is guarded by identity (``NN_MODULE``); its ``training`` flag is
-guarded (``CONSTANT_MATCH``) only where the traced code reads it before writing it, as in torch.
+A module read from the frame is guarded by its type (``TYPE_MATCH``), not its identity: torch
+2.13 inlines modules (``inline_inbuilt_nn_modules``), its parameters are graph inputs and what
+the trace reads from it is guarded where it is read, so a second instance of the same class
+reuses the graph.  Its ``training`` flag is guarded (``CONSTANT_MATCH``) only where the traced
+code reads it before writing it, as in torch.  An answer that depends on which module object it
+is guards that: ``a is b`` by ``ID_MATCH``, a submodule shared by two attributes (one tracker,
+as for any mutable object) by ``DUPLICATE_INPUT``, and distinct parameters by
+``NO_TENSOR_ALIASING``.
 Calling it inlines ``mod.forward`` with ``self`` bound to the tracker (guarded: the method is
 the class's function, and no forward hooks were registered since).  Its attributes
 are read through torch's paths, so sources — and therefore placeholder names — match torch's:
