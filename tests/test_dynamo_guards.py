@@ -922,3 +922,28 @@ def test_module_parameter_count_read_by_the_trace_is_guarded():
     for mod in (nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 3, bias=False),
                 Pair(False), Pair(True)):
         same(f, cfn, x, mod)
+
+
+class Counted(nn.Module):
+    def __init__(self, n: int, k: float):
+        super().__init__()
+        self.n, self.k = n, k
+
+    def forward(self, x):
+        return x * self.n + self.k
+
+
+def test_an_int_read_through_a_module_is_specialized_on_every_value():
+    """An int attribute of a module is a constant of the graph, whatever its history (torch's
+    ``allow_unspec_int_on_nn_module=False``); an int *argument* becomes a symbol on its second
+    value, and so does a float attribute."""
+    x = mtc.randn(3)
+    cnt = CountingBackend()
+    cfn = compiled(f_mod, backend=cnt)
+    for n in (2, 3, 4, 5):
+        same(f_mod, cfn, x, Counted(n, 1.0))
+    assert cnt.frame_count == 4
+    assert all("l_mod_n" not in g.code for g in cnt.graphs)  # never a graph input
+    for k in (2.0, 3.0, 4.0):
+        same(f_mod, cfn, x, Counted(5, k))
+    assert cnt.frame_count == 5  # 1.0 -> 2.0 made k dynamic; 3.0 and 4.0 reuse that graph

@@ -193,3 +193,35 @@ def test_module_instances_share_entries_like_torch():
         return counts
 
     assert run(mtc, _mtc_compile) == run(torch, _torch_compile) == [1, 1, 2, 3, 3, 4, 5]
+
+
+def test_ints_read_through_a_module_stay_static_like_torch():
+    """torch 2.13 (``allow_unspec_int_on_nn_module=False``): an int reached through a module —
+    an attribute, an item of a list attribute, a nested object's attribute — is specialized on
+    every value, while a float attribute becomes dynamic on its second value, like an int
+    argument does."""
+    def run(lib, compile_fn):
+        class M(lib.nn.Module):
+            def __init__(self, k, n):
+                super().__init__()
+                self.k, self.sizes = k, [n, 1]
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                return x * self.k + self.sizes[0]
+
+        cnt = Counter()
+        cf = compile_fn(lambda x, m: m(x), backend=cnt)
+        counts = []
+        for k, n in ((2.0, 1), (3.0, 1), (4.0, 1), (4.0, 2), (4.0, 3)):
+            cf(lib.ones(2), M(k, n))
+            counts.append(len(cnt.graphs))
+        a, b = M(1.0, 1), M(1.0, 1)
+        for m in (a, a, b, a, b):  # self.calls: 0, 1, 0, 2, 1 — each value its own graph
+            cf(lib.ones(2), m)
+        counts.append(len(cnt.graphs))
+        return counts
+
+    # (torch with its default automatic dynamic, not the dynamic=False of the tests above)
+    assert run(mtc, mtc.compile) == run(torch, torch.compile) == [1, 2, 2, 3, 4, 6]

@@ -148,6 +148,7 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
         self.dynamic = None
         self.frame_state: dict = {}
         self.int_inputs: dict = {}  # "int <source>" -> value seen (or "dynamic")
+        self.nn_module_sources: set[str] = set()  # sources of the modules the trace read
         self.side_effects = SideEffects()  # mutations to replay after the graph
         self.scalar_env = ScalarEnv()  # float and unbacked symbols (symbolic_scalars.py)
         self.expr_to_proxy: dict = {}  # a symbolic int's expression -> its tracker

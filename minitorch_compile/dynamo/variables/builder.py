@@ -117,8 +117,10 @@ class VariableBuilder:
                               "default argument of a nested function) cannot be a graph input")
             return self.tx.output.add_graph_input(self.tx, src, value)
         # ints read from globals and closures stay specialized (torch: "integers from global
-        # variables want to be specialized"); arguments become dynamic on a second value
-        if type(value) is int and src is not None and self.guard and src.is_local():
+        # variables want to be specialized"), and so do ints read through a module (torch's
+        # allow_unspec_int_on_nn_module=False); arguments become dynamic on a second value
+        if type(value) is int and src is not None and self.guard and src.is_local() and \
+                not _below_a_module(self.tx, src):
             dynamic = self.tx.output.dynamic_int(self.tx, src, value)
             if dynamic is not None:
                 return dynamic
@@ -165,6 +167,8 @@ class VariableBuilder:
             return ConstDictVariable({k: self._child(GetItemSource(src, k) if src else None, v)
                                       for k, v in value.items()}, src)
         if isinstance(value, Module):
+            if src is not None:
+                self.tx.output.nn_module_sources.add(src.name())
             # torch 2.13 inlines modules (``inline_inbuilt_nn_modules``): not their identity but
             # their type and everything the trace reads from them is guarded — parameters are
             # graph inputs, so another instance of the same class reuses the graph
@@ -242,6 +246,17 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
+
+
+def _below_a_module(tx, src) -> bool:
+    """``src`` reads something through an ``nn.Module`` (``L['m'].k``, ``L['m'].cfg.sizes[0]``):
+    torch's guard source ``*_unspecialized_nn_module``."""
+    seen = tx.output.nn_module_sources
+    while hasattr(src, "base"):
+        src = src.base
+        if src.name() in seen:
+            return True
+    return False
 
 
 def _is_mutable(value) -> bool:
