@@ -225,3 +225,30 @@ def test_ints_read_through_a_module_stay_static_like_torch():
 
     # (torch with its default automatic dynamic, not the dynamic=False of the tests above)
     assert run(mtc, mtc.compile) == run(torch, torch.compile) == [1, 2, 2, 3, 4, 6]
+
+
+def test_parameter_list_iterated_and_indexed_like_torch():
+    """A ``ParameterList`` is iterated, indexed and counted at compile time, its parameters
+    graph inputs; appending one recompiles (its keys are guarded). It ran the frame eagerly."""
+    def run(lib, compile_fn):
+        class P(lib.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.plist = lib.nn.ParameterList(
+                    [lib.nn.Parameter(lib.ones(4) * (i + 1)) for i in range(n)])
+
+            def forward(self, x):
+                y = x * self.plist[-1] + len(self.plist)
+                for i, p in enumerate(self.plist):
+                    y = y + p * i
+                return y
+
+        cnt = Counter()
+        cf = compile_fn(lambda x, m: m(x), backend=cnt)
+        grown = P(2)
+        grown.plist.append(lib.nn.Parameter(lib.ones(4)))
+        outs = [float(cf(lib.ones(4), m).sum().detach()) for m in (P(2), P(2), P(3), grown)]
+        return len(cnt.graphs), outs
+
+    assert run(mtc, _mtc_compile) == run(torch, _torch_compile) == (
+        2, [24.0, 24.0, 56.0, 32.0])

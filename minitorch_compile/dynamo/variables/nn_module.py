@@ -14,7 +14,8 @@ are read through torch's paths, so sources â€” and therefore placeholder names â
 a parameter is ``L['mod']._modules['lin']._parameters['weight']``, which becomes the graph input
 ``l_mod_modules_lin_parameters_weight_``.  Containers (``Sequential``, ``ModuleList``,
 ``ModuleDict``) iterate, index and slice over their children at compile time, guarded on the
-keys of their ``_modules`` (so appending a layer recompiles).
+keys of their ``_modules`` (so appending a layer recompiles); a ``ParameterList`` iterates,
+indexes and counts its parameters the same way, guarded on the keys of its ``_parameters``.
 """
 
 from __future__ import annotations
@@ -132,10 +133,27 @@ class NNModuleVariable(VariableTracker):
         # Module.__call__ runs self.forward: the class's, or one assigned to the instance
         return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
 
+    def _parameter_list(self, tx) -> list:
+        """A ``ParameterList``'s items: its parameters ``"0"``, ``"1"``, ... in order, each
+        read as an attribute (one graph input per parameter), the keys guarded."""
+        table = self.module._parameters
+        if self.source is not None:
+            tx.output.guards.add("DICT_KEYS", AttrSource(self.source, "_parameters"),
+                                 value=table)
+        return [self.var_getattr(tx, n) for n in table if table[n] is not None]
+
     def call_method(self, tx, name, args, kwargs):
-        from ...nn import ModuleDict
+        from ...nn import ModuleDict, ParameterList
 
         m = self.module
+        if isinstance(m, ParameterList) and name in ("__getitem__", "__len__"):
+            items = self._parameter_list(tx)
+            if name == "__len__":
+                return ConstantVariable(len(items))
+            index = args[0].as_python_constant()
+            if isinstance(index, slice):
+                unimplemented("slicing a ParameterList inside compiled code")
+            return items[index]
         if name in ("__getitem__", "__len__", "children", "values", "keys", "items",
                     "named_children"):
             self._guard_children(tx)
@@ -164,15 +182,17 @@ class NNModuleVariable(VariableTracker):
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
     def has_unpack_var_sequence(self, tx) -> bool:
-        from ...nn import ModuleDict, ModuleList, Sequential
+        from ...nn import ModuleDict, ModuleList, ParameterList, Sequential
 
-        return isinstance(self.module, (Sequential, ModuleList, ModuleDict))
+        return isinstance(self.module, (Sequential, ModuleList, ModuleDict, ParameterList))
 
     def unpack_var_sequence(self, tx) -> list:
-        from ...nn import ModuleDict
+        from ...nn import ModuleDict, ParameterList
 
         if not self.has_unpack_var_sequence(tx):
             unimplemented(f"iterating over a {type(self.module).__name__}")
+        if isinstance(self.module, ParameterList):
+            return self._parameter_list(tx)
         self._guard_children(tx)
         if isinstance(self.module, ModuleDict):
             return [ConstantVariable(n) for n in self.module._modules]
