@@ -43,7 +43,8 @@ from dataclasses import dataclass
 
 from . import config
 from .dependencies import MemoryDep, extract_read_writes
-from .ir import Affine, ComputedBuffer, ExternKernel, MultiOutput, Reduction, numel
+from .ir import (Affine, ComputedBuffer, ConcatSlice, ExternKernel, MultiOutput, Reduction,
+                 TensorBox, numel, strided_view)
 from .sizevars import size_hint
 
 
@@ -246,10 +247,29 @@ class Scheduler:
         for pos, buf in enumerate(graph.buffers):
             cls = SchedulerNode if isinstance(buf, ComputedBuffer) else ExternKernelSchedulerNode
             self.nodes.append(cls(buf, pos))
+        self.dead_node_elimination()
         self.groups = [FusedGroup([n], n.frame) for n in self.nodes]
         self.decisions: list = []
         self.fuse_nodes()
         self.groups = self._topological(self.groups)
+
+    def dead_node_elimination(self) -> None:
+        """Drop computed buffers nobody reads (torch's ``Scheduler.dead_node_elimination``):
+        not an output, not read by a live node, no side effect (a ``Scatter`` writes its input,
+        a ``ConcatSlice`` its cat's output; extern kernels are kept).  Reverse order, so a
+        chain of dead buffers goes at once."""
+        g = self.graph
+        live = {strided_view(o)[0].name for o in g.graph_outputs if isinstance(o, TensorBox)}
+        kept = []
+        for n in reversed(self.nodes):
+            data = getattr(n.node, "data", None)
+            if n.name in live or not isinstance(n, SchedulerNode) or \
+                    isinstance(n.node, ConcatSlice) or \
+                    getattr(data, "output_indexer", None) is not None:
+                kept.append(n)
+                live |= n.read_names
+        self.removed_dead = [n.name for n in self.nodes if n not in kept]
+        self.nodes = kept[::-1]
 
     # ---------------------------------------------------------------- fusion
     def fuse_nodes(self) -> None:
