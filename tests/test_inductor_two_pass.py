@@ -63,6 +63,30 @@ def test_passes_over_tiles_equal_eager(tiny_tiles, name, threads):
     assert f"run_tiles(chunk{passes - 1}, 1000, 16," in src
 
 
+COLUMNS = {
+    "center0": (lambda x: x - x.mean(0), 2),
+    "standardize0": (lambda x: (x - x.mean(0)) / x.std(0), 3),
+    "softmax0": (lambda x: F.softmax(x, 0), 3),
+}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_column_reductions_read_by_their_kernel_tile_over_rows(tiny_tiles, name, threads):
+    """``x - x.mean(0)`` on a C-contiguous (N, M) input: the loop runs reduced dim first
+    (tiles of whole rows, ``_reduction_outer``) and the subtraction in a second pass, where it
+    used to run one column per tile (strided reads: 4x slower than numpy at (1M, 16))."""
+    tiny_tiles.threads = threads
+    tiny_tiles.tile_bytes = 4 * 8 * 4  # 4 rows of 8 float32
+    fn, passes = COLUMNS[name]
+    x = mtc.tensor(np.random.default_rng(4).standard_normal((203, 8)).astype(np.float32))
+    got, graph = _compiled(fn, x)
+    np.testing.assert_allclose(got.numpy(), fn(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert metrics.generated_kernel_count == 1
+    assert f"# pass {passes} of {passes} over the tiles" in graph.source
+    assert f"run_tiles(chunk{passes - 1}, 203, 4," in graph.source
+
+
 def test_the_same_bits_on_every_run(tiny_tiles):
     """Partial results are combined in chunk order, whichever thread ran a chunk."""
     tiny_tiles.threads = 2

@@ -40,7 +40,10 @@ Tiles run over the first frame dim.  When that dim is reduced — a group that r
 (``R = ()``), or one whose memory is contiguous along a kept dim, like ``x.sum(0)``, whose loop
 order is then turned reduced-dims-first (``_reduction_outer``) — the tiles split the reduction:
 each chunk accumulates partial results, combined after the loop, and ``outer`` nodes
-(epilogues on the result) run once at the end.
+(epilogues on the result) run once at the end.  A node that reads such a finished result (var's
+sum of squares reads its mean) runs in a later *pass* over the tiles (``_phases``): one chunk
+function and ``run_tiles`` per pass, the partials combined in chunk order, the elementwise
+nodes a later pass needs computed again in its tiles (torch makes separate kernels here).
 """
 
 from __future__ import annotations
@@ -180,12 +183,13 @@ class NumpyKernel:
     def _reduction_outer(self, frame, exprs) -> bool:
         """Loop over the reduced dims outermost (tiles of them, partial results accumulated)
         when memory is contiguous along a kept dim — ``x.sum(0)`` reads whole rows per tile
-        instead of columns — and no elementwise node needs a finished reduction."""
+        instead of columns; a node that needs a finished reduction (``x - x.mean(0)``) then
+        runs in a later pass over the tiles."""
         fr = self.frame
         if all(fr.reduce) or not any(fr.reduce):
             return False
-        if self._needs_finished_reduction(frame):
-            return False
+        if self._needs_finished_reduction(frame) and not self._can_phase(frame):
+            return False  # its readers could not run in a later pass over the tiles
         reduced = {v for v, r in zip(fr.names, fr.reduce) if r}
         unit = [v for e in exprs for v, c in e.terms if c == 1]
         return sum(v not in reduced for v in unit) > sum(v in reduced for v in unit)
