@@ -121,7 +121,8 @@ def dispatch(op, args: tuple):
         return op.composite(*args)
     tensors = _tensors_of(op, args)
     st = state
-    if tensors and tensors[0]._is_inference and not st.inference_mode and op.schema.is_mutable:
+    # a mutating op first (a precomputed flag), so every other op pays one attribute test
+    if op.schema.is_mutable and tensors and tensors[0]._is_inference and not st.inference_mode:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
             "make a clone to get a normal tensor before doing inplace update.See "
@@ -130,7 +131,7 @@ def dispatch(op, args: tuple):
         for t in tensors:
             if t.requires_grad:
                 return op.kernels[AUTOGRAD](op, args)
-        if tensors and tensors[0]._view_no_grad and op.schema.is_mutable:
+        if op.schema.is_mutable and tensors and tensors[0]._view_no_grad:
             return op.kernels[AUTOGRAD](op, args)  # to raise torch's no_grad-view error
     return dispatch_below_autograd(op, args, tensors)
 

@@ -80,6 +80,8 @@ class InputSpec:
         d = self.unique_dim % len(shape)
         moved = list(shape)
         k = moved.pop(d)
+        if k > bound:  # more indices than values (a bad input's other shape): repeats it is
+            return rng.integers(lo, bound, shape).astype(np.int64)
         rows = [rng.permutation(bound)[:k] for _ in range(int(np.prod(moved, dtype=int)))]
         a = np.array(rows, dtype=np.int64).reshape(*moved, k)
         return np.ascontiguousarray(np.moveaxis(a, -1, d))

@@ -121,7 +121,8 @@ def test_var_over_a_tiled_reduced_dim():
     mean) was cut by the tiles, so that node read a partial mean. Found with small tiles
     (``tile_bytes=16``); at the default tiles it needed a tall input: ``randn(200000, 1).var(0)``
     compiled gave 9.30 where eager gives 8.95, and ``softmax(x, 0)`` was off by 3x. Such a
-    kernel is now one tile (``NumpyKernel._needs_finished_reduction``)."""
+    kernel was then made one tile; it now runs as passes over the tiles, the reader one pass
+    after the reduction (``NumpyKernel._phases``; ``tests/test_inductor_two_pass.py``)."""
     from minitorch_compile.inductor import config
 
     x = mtc.tensor(np.random.default_rng(0).standard_normal((5, 1)).astype(np.float32))

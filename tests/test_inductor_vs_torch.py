@@ -106,3 +106,44 @@ def test_no_more_kernels_than_torch(torch, name, builder, shapes, backward):
     m_fw = len(inductor.compiled_graphs[start].kernels)  # AOT compiles ours both at once
     assert m_all <= t_all, (name, m_all, t_all)
     assert m_fw <= t_fw, (name, m_fw, t_fw)
+
+
+def dead_repeat(L):
+    def f(x):
+        x.repeat(2, 1)
+        return x.cos()
+    return f
+
+
+def dead_chain(L):
+    def f(x):
+        a = x.sin()
+        (a.repeat(2, 1) * 3).exp()
+        return a + 1
+    return f
+
+
+def dead_softmax(L):
+    def f(x):
+        L.softmax(x, 0)
+        return x * 2
+    return f
+
+
+@pytest.mark.parametrize("builder", [dead_repeat, dead_chain, dead_softmax],
+                         ids=lambda b: b.__name__)
+def test_dead_code_makes_as_many_kernels_as_torch(torch, builder):
+    """A value nobody reads is no kernel, in torch (graph DCE, the scheduler's
+    ``dead_node_elimination``) and here: the counts are equal, not just no larger."""
+    import torch._inductor.metrics as tm
+
+    a = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float32)
+    torch._dynamo.reset()
+    mtc.dynamo.reset()
+    t_out, t_fw, _, _ = _run(torch, torch.compile, (tm.reset, lambda: tm.generated_kernel_count),
+                             builder, [a], False, lambda a, g: torch.from_numpy(a.copy()))
+    m_out, m_fw, _, _ = _run(mtc, mtc.compile,
+                             (metrics.reset, lambda: metrics.generated_kernel_count), builder,
+                             [a], False, lambda a, g: mtc.tensor(a.copy()))
+    np.testing.assert_allclose(m_out.numpy(), t_out.numpy(), rtol=1e-5, atol=1e-6)
+    assert m_fw == t_fw, (builder.__name__, m_fw, t_fw)

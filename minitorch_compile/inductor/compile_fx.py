@@ -167,6 +167,8 @@ class SpecializedFxGraph:
 
 def _compile_graph(gm, example_inputs) -> CompiledFxGraph:
     start = time.perf_counter()
+    if gm.graph.eliminate_dead_code():  # torch's post-grad pass: a value nobody reads
+        gm.recompile()                  # (``x.repeat(2)`` unused) is never lowered
     graph = GraphLowering(gm)
     wrapper_class = WrapperCodeGen
     if any(getattr(t, "is_npu", False) for t in example_inputs):  # the npu's code generator

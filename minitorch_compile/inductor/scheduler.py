@@ -30,11 +30,8 @@ would create a cycle       a third node sits between the two in the dependency g
 no shared data             horizontal fusion of nodes sharing no input (not worth it)
 =========================  ==================================================================
 
-A pointwise node inside a reduction's frame is placed ``full`` (it loops over ``R + RR``: a
-prologue, or an epilogue like softmax's division), ``full_rfirst`` (its dims are ``RR + R``: the
-producer of a column sum like ``sum(0)``, whose loop order is then reduced-dims-first) or
-``outer`` (it loops over ``R``: an epilogue on the reduction's result).  Size-1 dims never
-matter.  After fusion the groups are sorted topologically.
+Nodes and their placement in a fused frame: ``scheduler_node.py``.  After fusion the groups
+are sorted topologically.
 """
 
 from __future__ import annotations
@@ -42,9 +39,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import config
-from .dependencies import MemoryDep, extract_read_writes
-from .ir import Affine, ComputedBuffer, ExternKernel, MultiOutput, Reduction, numel
+from .ir import ComputedBuffer, ConcatSlice, ExternKernel, TensorBox, numel, strided_view
+from .scheduler_node import (
+    ExternKernelSchedulerNode,
+    FusedGroup,
+    SchedulerNode,
+    _is_indirect,
+    _nonone,
+)
 from .sizevars import size_hint
+
+__all__ = ["ExternKernelSchedulerNode", "FusedGroup", "FusionDecision", "Reject", "Scheduler",
+           "SchedulerNode"]
 
 
 @dataclass
@@ -67,154 +73,6 @@ class Reject:
     detail: str = ""
 
 
-class SchedulerNode:
-    def __init__(self, buf: ComputedBuffer, pos: int):
-        self.node = buf
-        self.pos = pos
-        self.name = buf.name
-        data = buf.data
-        self.is_reduction = isinstance(data, Reduction)
-        if self.is_reduction:
-            self.frame = (tuple(data.ranges), tuple(data.reduction_ranges))
-        else:
-            self.frame = (tuple(data.ranges), ())
-        self.read_names = extract_read_writes(data).read_names
-        if getattr(data, "output_indexer", None) is not None:  # a Scatter runs after it
-            self.read_names = self.read_names | {data.mutated}
-        self._deps: dict = {}
-        self._index_exprs: dict = {}
-        # a pointwise node whose sizes read both ways in a square frame (R + RR == RR + R) is
-        # laid out kept-dims-first unless the CPU kernel finds it reads its inputs as the
-        # group's reduction does reduced-dims-first (``codegen/cpu.py``, ``_orient_square``)
-        self.rfirst = False
-
-    def placement(self, frame) -> str:
-        if self.is_reduction:
-            return "reduction"
-        R, RR = frame
-        S = _nonone(self.frame[0])
-        if S == _nonone(R + RR):
-            return "full_rfirst" if self.rfirst and S == _nonone(RR + R) else "full"
-        return "full_rfirst" if S == _nonone(RR + R) and S != _nonone(R) else "outer"
-
-    def index_vars(self, frame):
-        """This node's loop variables named in ``frame`` (``x*`` outer, ``r*`` reduced).
-
-        A pointwise node's dims of size > 1 take the frame's dims of size > 1 in order; its
-        size-1 dims are always index 0 (so ``[32, 1]`` runs in a ``[32]`` frame)."""
-        R, RR = frame
-        xs = [(f"x{k}", s) for k, s in enumerate(R)]
-        rs = [(f"r{k}", s) for k, s in enumerate(RR)]
-        if self.is_reduction:
-            return [Affine.var(n) for n, _ in xs], [Affine.var(n) for n, _ in rs]
-        order = {"full": xs + rs, "full_rfirst": rs + xs}.get(self.placement(frame), xs)
-        target = iter([n for n, s in order if s != 1])
-        return [Affine(0) if s == 1 else Affine.var(next(target))
-                for s in self.frame[0]], None
-
-    def deps(self, frame):
-        """(reads, write index) with indices over ``frame``'s variables."""
-        key = (frame, self.rfirst)
-        if key not in self._deps:
-            index, rindex = self.index_vars(frame)
-            rw = extract_read_writes(self.node.data, index, rindex)
-            write = self.node.layout.make_indexer()(index)
-            reads = rw.reads
-            if getattr(self.node.data, "output_indexer", None) is not None:
-                # a Scatter writes at an indirect index, into (after) the buffer it mutates:
-                # no consumer and not that buffer's producer can share its tiles
-                write = _scatter_write(self.node.data, index)
-                reads = reads | {MemoryDep(self.node.data.mutated, write)}
-            self._deps[key] = (reads, write)
-            self._index_exprs[key] = rw.index_exprs
-        return self._deps[key]
-
-    def index_exprs(self, frame) -> set:
-        """The expressions of the body's ``ops.index_expr`` calls over ``frame``."""
-        self.deps(frame)
-        return self._index_exprs[(frame, self.rfirst)]
-
-    def body_str(self, frame) -> str:
-        """The body in the frame's variables (``x*`` kept, ``r*`` reduced), as the kernel
-        runs it — the loop IR after fusion."""
-        from .dependencies import PrintHandler
-        from .virtualized import V
-
-        h = PrintHandler()
-        index, rindex = self.index_vars(frame)
-        indexer = self.node.layout.make_indexer()
-        with V.set_ops_handler(h):
-            if rindex is not None:
-                self.node.data.store_output(self.name, indexer, index, rindex)
-            else:
-                self.node.data.store_output(self.name, indexer, index)
-        return h.render(None)
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-def _is_indirect(index) -> bool:
-    """Does an index expression hold a data-dependent ``indirectN`` variable?"""
-    return "indirect" in str(index)  # the variables print by name (``16*indirect0 + x1``)
-
-
-def _scatter_write(scatter, index):
-    """The index a ``Scatter`` stores at (with its indirect variables)."""
-    from .dependencies import RecordLoadStore
-    from .virtualized import V
-
-    h = RecordLoadStore()
-    with V.set_ops_handler(h):
-        return scatter.output_indexer(index)
-
-
-class ExternKernelSchedulerNode:
-    is_reduction = False
-    frame = None
-
-    def __init__(self, buf, pos: int):
-        self.node = buf
-        self.pos = pos
-        self.name = buf.name
-        if isinstance(buf, MultiOutput):
-            self.read_names = {buf.source.name}
-        else:
-            self.read_names = set()
-            for a in buf.inputs:
-                for v in (a if isinstance(a, list) else [a]):
-                    if isinstance(v, tuple) and len(v) == 4 and hasattr(v[0], "name"):
-                        self.read_names.add(v[0].name)
-
-
-class FusedGroup:
-    """A set of nodes that become one kernel (torch's ``FusedSchedulerNode``)."""
-
-    def __init__(self, nodes: list, frame):
-        self.nodes = sorted(nodes, key=lambda n: n.pos)
-        self.frame = frame
-        self.is_extern = isinstance(nodes[0], ExternKernelSchedulerNode)
-
-    @property
-    def name(self) -> str:
-        return "_".join(n.name for n in self.nodes)
-
-    @property
-    def pos(self) -> int:
-        return self.nodes[0].pos
-
-    @property
-    def writes(self) -> set:
-        return {n.name for n in self.nodes}
-
-    @property
-    def reads(self) -> set:
-        return set().union(*(n.read_names for n in self.nodes)) - self.writes
-
-    def __repr__(self) -> str:
-        return f"FusedGroup({self.name})"
-
-
 def merge_frames(f1, f2):
     """The frame two groups would share, or a rejection (category, detail)."""
     (R1, RR1), (R2, RR2) = f1, f2
@@ -230,10 +88,6 @@ def merge_frames(f1, f2):
     return Reject("different iteration sizes", f"{list(S)} vs {_fmt(red)}")
 
 
-def _nonone(shape) -> tuple:
-    return tuple(s for s in shape if s != 1)
-
-
 def _fmt(frame) -> str:
     R, RR = frame
     return f"{list(R)} reducing {list(RR)}" if RR else str(list(R))
@@ -246,10 +100,29 @@ class Scheduler:
         for pos, buf in enumerate(graph.buffers):
             cls = SchedulerNode if isinstance(buf, ComputedBuffer) else ExternKernelSchedulerNode
             self.nodes.append(cls(buf, pos))
+        self.dead_node_elimination()
         self.groups = [FusedGroup([n], n.frame) for n in self.nodes]
         self.decisions: list = []
         self.fuse_nodes()
         self.groups = self._topological(self.groups)
+
+    def dead_node_elimination(self) -> None:
+        """Drop computed buffers nobody reads (torch's ``Scheduler.dead_node_elimination``):
+        not an output, not read by a live node, no side effect (a ``Scatter`` writes its input,
+        a ``ConcatSlice`` its cat's output; extern kernels are kept).  Reverse order, so a
+        chain of dead buffers goes at once."""
+        g = self.graph
+        live = {strided_view(o)[0].name for o in g.graph_outputs if isinstance(o, TensorBox)}
+        kept = []
+        for n in reversed(self.nodes):
+            data = getattr(n.node, "data", None)
+            if n.name in live or not isinstance(n, SchedulerNode) or \
+                    isinstance(n.node, ConcatSlice) or \
+                    getattr(data, "output_indexer", None) is not None:
+                kept.append(n)
+                live |= n.read_names
+        self.removed_dead = [n.name for n in self.nodes if n not in kept]
+        self.nodes = kept[::-1]
 
     # ---------------------------------------------------------------- fusion
     def fuse_nodes(self) -> None:

@@ -92,8 +92,12 @@ class FunctionSchema:
     returns: tuple[Return, ...]
     tensor_arg_indices: tuple[int, ...] = field(init=False)
     tensor_list_arg_indices: tuple[int, ...] = field(init=False)
+    # does any argument carry a write annotation (``Tensor(a!)``): computed once, since
+    # dispatch tests it on every op call (an inference tensor written outside inference mode)
+    is_mutable: bool = field(init=False)
 
     def __post_init__(self):
+        self.is_mutable = any(a.type.is_write for a in self.arguments)
         self.tensor_arg_indices = tuple(
             i for i, a in enumerate(self.arguments) if a.type.is_tensor)
         self.tensor_list_arg_indices = tuple(
@@ -102,10 +106,6 @@ class FunctionSchema:
     @property
     def qualified_name(self) -> str:
         return f"{self.name}.{self.overload_name}" if self.overload_name else self.name
-
-    @property
-    def is_mutable(self) -> bool:
-        return any(a.type.is_write for a in self.arguments)
 
     @property
     def is_view(self) -> bool:

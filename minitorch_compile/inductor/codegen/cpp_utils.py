@@ -131,13 +131,16 @@ def _writes_into_out(fmt: str) -> bool:
     return "out={out}" in fmt or fmt.startswith("np.copyto({out},")
 
 
-def _finish(instrs: list, prefix: str, cpu: bool = False) -> dict:
+def _finish(instrs: list, prefix: str, cpu: bool = False, live_out: set = frozenset()) -> dict:
     """Peepholes (store, dot; on the CPU also where and clip), then tile buffers by liveness,
-    then text."""
+    then text.  ``live_out``: ids of values read after these instructions (a later pass of the
+    kernel), whose buffers are never reused here."""
     uses: dict = {}
     for ins in instrs:
         for a in ins.args:
             uses[id(a)] = uses.get(id(a), 0) + 1
+    for k in live_out:
+        uses[k] = uses.get(k, 0) + 1
     producer = {id(i.dest): i for i in instrs if i.dest is not None}
     instrs = _dot_peephole(instrs, uses, producer)
     if cpu:
@@ -161,12 +164,15 @@ def _finish(instrs: list, prefix: str, cpu: bool = False) -> dict:
     for i, ins in enumerate(kept):
         for a in ins.args:
             last[id(a)] = i
+    for k in live_out:
+        last[k] = len(kept)  # never dies here
+    mine: set = set()  # values given a slot here (an earlier pass's values keep theirs)
     free: dict = {}
     slots: list = []
     lines: list = []
     counter = 0
     for i, ins in enumerate(kept):
-        dying = {id(a): a for a in ins.args if a.slot is not None and last.get(id(a)) == i}
+        dying = {id(a): a for a in ins.args if id(a) in mine and last.get(id(a)) == i}
 
         def release():
             for a in dying.values():
@@ -181,6 +187,7 @@ def _finish(instrs: list, prefix: str, cpu: bool = False) -> dict:
                 if d.slot == len(slots):
                     slots.append(key)
                 d.expr = f"{prefix}{d.slot}"
+                mine.add(id(d))
             else:
                 d.expr = f"t{prefix}{counter}"
                 counter += 1

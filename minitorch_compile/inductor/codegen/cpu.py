@@ -40,7 +40,10 @@ Tiles run over the first frame dim.  When that dim is reduced — a group that r
 (``R = ()``), or one whose memory is contiguous along a kept dim, like ``x.sum(0)``, whose loop
 order is then turned reduced-dims-first (``_reduction_outer``) — the tiles split the reduction:
 each chunk accumulates partial results, combined after the loop, and ``outer`` nodes
-(epilogues on the result) run once at the end.
+(epilogues on the result) run once at the end.  A node that reads such a finished result (var's
+sum of squares reads its mean) runs in a later *pass* over the tiles (``_phases``): one chunk
+function and ``run_tiles`` per pass, the partials combined in chunk order, the elementwise
+nodes a later pass needs computed again in its tiles (torch makes separate kernels here).
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ _IDENTITY = {"sum": "zeros", "any": "zeros", "all": "ones"}
 class NumpyKernel:
     """Generates the function of one fused group (torch's ``CppKernel``)."""
 
+    two_phase = True  # a reduction read inside its kernel: passes over the tiles (npu: False)
+
     def __init__(self, group, module, materialized: set, name: str):
         self.group, self.module, self.name = group, module, name
         self.materialized = materialized
@@ -92,10 +97,11 @@ class NumpyKernel:
             self.frame = Frame([fr.names[k] for k in order], [fr.sizes[k] for k in order],
                                [fr.reduce[k] for k in order])
         self.frame = ci.whole_frame(group, self.frame)  # argmax, scatter: one tile, one thread
-        if self.frame.reduce[0] and self._needs_finished_reduction(frame):
+        phase_of = self._phases(frame) if self.frame.reduce[0] else {}
+        if max(phase_of.values(), default=0) and not self._can_phase(frame):
             # tiles would cut a reduction that another node reads in full (a var's mean, a
             # softmax's max over dim 0 on an (N, 1) input): one tile, so each is finished
-            self.frame = self.frame.one_tile()
+            self.frame, phase_of = self.frame.one_tile(), {}
         self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
         self.indirect: dict = {}  # cpu_indirect: indirect variable -> (index tile, size)
         self.values: dict = {}  # buffer name -> its tile Value
@@ -103,29 +109,87 @@ class NumpyKernel:
         self.view_lines: list = []
         self.args: list = []  # buffer names, in argument order
         self.accs: list = []  # split reductions: (reduction type, dtype, flags)
-        self.body = NumpyKernelHandler(self)
-        self.epilogue = NumpyKernelHandler(self, final=True)
+        self.phases: list = []  # per pass over the tiles: (body, epilogue, its first acc)
         self.num_bytes = 0
-        for n in group.nodes:
-            handler = self.epilogue if self.split and not n.is_reduction and \
-                n.placement(frame) == "outer" else self.body
-            index, rindex = n.index_vars(frame)
-            with V.set_ops_handler(handler):
-                if rindex is not None:
-                    n.node.data.store_output(n.name, n.node.layout.make_indexer(), index,
-                                             rindex)
-                else:
-                    n.node.data.store_output(n.name, n.node.layout.make_indexer(), index)
+        self.recompute = False  # a node of an earlier phase computed again: no store
+        finished: dict = {}  # reductions and epilogues of earlier phases: their final Values
+        for p in range(max(phase_of.values(), default=0) + 1):
+            self.body = NumpyKernelHandler(self)
+            self.epilogue = NumpyKernelHandler(self, final=True)
+            self.phases.append((self.body, self.epilogue, len(self.accs)))
+            self.values = dict(finished)
+            again = self._recomputed(frame, phase_of, p)
+            for n in group.nodes:
+                if phase_of.get(n.name, 0) != p and n.name not in again:
+                    continue
+                self.recompute = n.name in again
+                handler = self.epilogue if self.split and not n.is_reduction and \
+                    n.placement(frame) == "outer" else self.body
+                index, rindex = n.index_vars(frame)
+                with V.set_ops_handler(handler):
+                    if rindex is not None:
+                        n.node.data.store_output(n.name, n.node.layout.make_indexer(), index,
+                                                 rindex)
+                    else:
+                        n.node.data.store_output(n.name, n.node.layout.make_indexer(), index)
+            self.recompute = False
+            finished.update({n.name: self.values[n.name] for n in group.nodes
+                             if phase_of.get(n.name, 0) == p and n.name in self.values and
+                             n.placement(frame) in ("reduction", "outer")})
+
+    def _phases(self, frame) -> dict:
+        """Node name -> the pass over the tiles it runs in (torch's C++ kernel writes one loop
+        nest per such pass).  A node that needs a finished reduction — one whose tiles' partial
+        results are combined only after its pass — runs one pass later; an epilogue (``outer``)
+        runs right after its reduction's pass."""
+        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
+        phase: dict = {}
+        for n in self.group.nodes:
+            p = 0
+            for d in n.deps(frame)[0]:
+                if d.name in phase and d.name != n.name:
+                    finished = kinds[d.name] in ("reduction", "outer") and \
+                        kinds[n.name] != "outer"
+                    p = max(p, phase[d.name] + finished)
+            phase[n.name] = p
+        return phase
+
+    def _can_phase(self, frame) -> bool:
+        """Passes share only finished values: a kernel that gathers or reads index values
+        (whose tile values a later pass would have to recompute too) stays one tile, as does
+        the npu's kernel (its tiling plans one pass)."""
+        return self.two_phase and not any(
+            ci.is_indirect(d.index) for n in self.group.nodes for d in n.deps(frame)[0]) and \
+            not any(n.index_exprs(frame) for n in self.group.nodes)
+
+    def _recomputed(self, frame, phase_of: dict, p: int) -> set:
+        """Elementwise nodes of earlier passes that pass ``p``'s nodes read: computed again
+        in this pass's tiles (their tile values died with their pass), stored only once."""
+        again: set = set()
+        if p == 0:
+            return again
+        written = {n.name: n for n in self.group.nodes}
+        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
+        stack = [n for n in self.group.nodes if phase_of.get(n.name, 0) == p]
+        while stack:
+            for d in stack.pop().deps(frame)[0]:
+                m = written.get(d.name)
+                if m is not None and phase_of[m.name] < p and m.name not in again and \
+                        kinds[m.name] not in ("reduction", "outer"):
+                    again.add(m.name)
+                    stack.append(m)
+        return again
 
     def _reduction_outer(self, frame, exprs) -> bool:
         """Loop over the reduced dims outermost (tiles of them, partial results accumulated)
         when memory is contiguous along a kept dim — ``x.sum(0)`` reads whole rows per tile
-        instead of columns — and no elementwise node needs a finished reduction."""
+        instead of columns; a node that needs a finished reduction (``x - x.mean(0)``) then
+        runs in a later pass over the tiles."""
         fr = self.frame
         if all(fr.reduce) or not any(fr.reduce):
             return False
-        if self._needs_finished_reduction(frame):
-            return False
+        if self._needs_finished_reduction(frame) and not self._can_phase(frame):
+            return False  # its readers could not run in a later pass over the tiles
         reduced = {v for v, r in zip(fr.names, fr.reduce) if r}
         unit = [v for e in exprs for v, c in e.terms if c == 1]
         return sum(v not in reduced for v in unit) > sum(v in reduced for v in unit)
@@ -178,7 +242,7 @@ class NumpyKernel:
         """A store's common start: (handler, output view, flags), or None when the buffer
         lives only inside the kernel (the npu kernel shares it)."""
         self.values[name] = value
-        if name not in self.materialized:
+        if name not in self.materialized or self.recompute:
             return None
         view, flags = self._view(name, index, "o")
         return (self.epilogue if value.final else h), view, flags
@@ -250,23 +314,43 @@ class NumpyKernel:
             single = fr.sizes[0] <= rows  # one tile: no loop, no chunks, no thread pool
         # cheaper forms of some passes (cpu_passes.py): row sums by BLAS, row operands expanded
         heads = row_sums_by_blas(self.body.instrs, fr.sizes[-1]) if not self.split else []
-        expand = [] if single else expand_row_operands(self.body.instrs, rows)
-        body = _finish(self.body.instrs, "b", cpu=True)
-        epilogue = _finish(self.epilogue.instrs, "e", cpu=True)
+        expand: list = []
+        for body, _, _ in ([] if single else self.phases):
+            expand += [line for line in expand_row_operands(body.instrs, rows)
+                       if line not in expand]
         out += [f"    {line}" for line in self.view_lines + heads + expand]
+        for p in range(len(self.phases)):
+            out += self._pass_lines(p, rows, single)
+        return self._size_args("\n".join(out))
+
+    def _pass_lines(self, p: int, rows, single: bool) -> list:
+        """One pass over the tiles: its chunk function, ``run_tiles``, its partial results
+        combined in chunk order (a fixed order: the same sums on every run), its epilogue."""
+        fr = self.frame
+        body_h, epi_h, a0 = self.phases[p]
+        a1 = self.phases[p + 1][2] if p + 1 < len(self.phases) else len(self.accs)
+        later = {id(a) for bh, eh, _ in self.phases[p + 1:] for h in (bh, eh)
+                 for ins in h.instrs for a in ins.args}
+        body = _finish(body_h.instrs, "b", cpu=True)
+        epilogue = _finish(epi_h.instrs, "e" if p == 0 else f"e{p}_", cpu=True,
+                           live_out=later)  # values a later pass reads stay theirs
+        chunk = "chunk" if len(self.phases) == 1 else f"chunk{p}"
+        out = []
+        if len(self.phases) > 1:
+            out.append(f"    # pass {p + 1} of {len(self.phases)} over the tiles")
         slots = body["slots"]
         ind = "    " if single else "        "
         if single:
             out.append(f"    t0, t1 = 0, {fr.sizes[0]}  # one tile is the whole loop")
         else:
-            out.append("    def chunk(c0, c1):")
+            out.append(f"    def {chunk}(c0, c1):")
         for j, (flags, dtype) in enumerate(slots):
             first = str(fr.sizes[0]) if single else f"min({rows}, c1 - c0)"
             shape = [first if k == 0 and f else str(s) if f else "1"
                      for k, (f, s) in enumerate(zip(flags, fr.sizes))]
             name = "b" if single else "s"
             out.append(f"{ind}{name}{j} = np.empty(({', '.join(shape)},), dtype=np.{dtype})")
-        for j in range(len(self.accs)):
+        for j in range(a0, a1):
             out.append(f"{ind}acc{j} = None")
         if not single:
             out.append(f"        for t0 in range(c0, c1, {rows}):")
@@ -277,33 +361,36 @@ class NumpyKernel:
         # a kernel of dead buffers only stores nothing: its tile loop still needs a body
         out += [f"{ind}    {line}" if not single else f"    {line}"
                 for line in body["lines"]] or ([] if single else [f"{ind}    pass"])
-        if self.accs and not single:
-            out.append(f"        return ({''.join(f'acc{j}, ' for j in range(len(self.accs)))})")
+        if a1 > a0 and not single:
+            out.append(f"        return ({''.join(f'acc{j}, ' for j in range(a0, a1))})")
         work = numel(fr.sizes)
-        row = _row_broadcast(fr, self.body.instrs)
-        call = f"run_tiles(chunk, {fr.sizes[0]}, {rows}, {work}" + \
+        row = _row_broadcast(fr, body_h.instrs)
+        call = f"run_tiles({chunk}, {fr.sizes[0]}, {rows}, {work}" + \
             (f", row_broadcast={row})" if row is not None else ")")
-        if not self.accs:
+        if a1 == a0:
             if not single:
                 out.append(f"    {call}")
-            return self._size_args("\n".join(out))
+            return out
+
         def shape(flags):
             return ", ".join(str(s) if f else "1" for s, f in zip(fr.sizes, flags))
         if not single:
             out.append(f"    parts = {call}")
-        for j, (rtype, dt, aflags) in enumerate(self.accs):
+        for j in range(a0, a1):
+            rtype, dt, aflags = self.accs[j]
             if not single:
-                out.append(f"    acc{j} = parts[0][{j}]")
+                out.append(f"    acc{j} = parts[0][{j - a0}]")
                 out.append("    for p in parts[1:]:")
-                out.append(f"        acc{j} = p[{j}] if acc{j} is None else "
-                           f"{REDUCE_UFUNC[rtype]}(acc{j}, p[{j}], out=acc{j})")
+                out.append(f"        acc{j} = p[{j - a0}] if acc{j} is None else "
+                           f"{REDUCE_UFUNC[rtype]}(acc{j}, p[{j - a0}], out=acc{j})")
             fill = _IDENTITY.get(rtype, "zeros")
             out.append(f"    if acc{j} is None:\n        acc{j} = np.{fill}(({shape(aflags)},), "
                        f"dtype=np.{dt})")
+        pre = "e" if p == 0 else f"e{p}_"
         for j, (flags, dtype) in enumerate(epilogue["slots"]):
-            out.append(f"    e{j} = np.empty(({shape(flags)},), dtype=np.{dtype})")
+            out.append(f"    {pre}{j} = np.empty(({shape(flags)},), dtype=np.{dtype})")
         out += [f"    {line}" for line in epilogue["lines"]]
-        return self._size_args("\n".join(out))
+        return out
 
     def _size_args(self, src: str) -> str:
         """Sizes the kernel reads (``ks0``) become its last parameters (dynamic shapes)."""

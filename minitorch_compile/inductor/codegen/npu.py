@@ -84,6 +84,8 @@ _FUNC = re.compile(r"np\.(\w+)(\.reduce)?\(")
 class NPUKernel(NPUTiling, NumpyKernel):
     """The CPU kernel's analysis, emitted as CopyIn → Compute → CopyOut over UB tiles."""
 
+    two_phase = False  # its tiling plans one pass: a reduction read inside stays one tile
+
     def __init__(self, group, module, materialized: set, name: str,
                  reduced_first: bool = False):
         self.reduced_first = reduced_first  # tiles over the reduced dims (``choose_kernel``)
