@@ -8,7 +8,7 @@ runs the op below Autograd, then records a ``Node`` — ``grad_fn`` of each diff
 output.  The node keeps:
 
 * ``next_functions``: for each tensor input, the edge ``(node, output_nr)`` its gradient flows
-  to — the input's own ``grad_fn``, or an ``AccumulateGrad`` for a leaf, or ``None``;
+  to — the input's own ``grad_fn``, or an ``AccumulateGrad`` for a leaf, or ``(None, 0)``;
 * saved values: exactly those the op's derivative formulas name.  A formula is a function whose
   parameter names say what it needs, like a line of ``derivatives.yaml``::
 
@@ -38,13 +38,23 @@ class Node:
 
     def __init__(self):
         self.sequence_nr = next(_sequence)  # later nodes run first in backward, as in torch
-        self.next_functions: tuple = ()
+        self._edges: tuple = ()  # (node, output_nr) or None per input
         self.input_meta: list = []  # (shape, dtype) of each forward output, to validate grads
         self.pre_hooks: dict[int, list] = {}
         self.retained: dict[int, object] = {}  # output_nr -> tensor that called retain_grad()
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """One edge per input, ``(None, 0)`` for an input that needs no gradient (torch's
+        spelling; the engine reads ``_edges``, where that edge is ``None``)."""
+        return tuple((None, 0) if e is None else e for e in self._edges)
+
+    @next_functions.setter
+    def next_functions(self, edges) -> None:
+        self._edges = tuple(None if e is None or e[0] is None else e for e in edges)
 
     def apply(self, grads: list) -> list:
         raise NotImplementedError
@@ -118,11 +128,13 @@ class AccumulateGrad(Node):
     The first gradient is stored as is — unless that very tensor object already went to
     another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
     by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
-    A gradient whose elements overlap (``sum``'s derivative is an ``expand``: every element
-    one memory location) is stored as a contiguous copy — torch's "layout contract"
-    (``clone_obey_contract``), so ``.grad`` can be written in place (``zero_grad``, an
-    optimizer's ``add_``).  A dense permuted gradient (a transpose) is kept as it is, where
-    torch would copy it into the parameter's strides.  Later gradients are added *into*
+    The stored gradient obeys torch's "gradient layout contract" (``obeys_layout_contract``,
+    ``clone_obey_contract`` in ``torch/csrc/autograd/functions/accumulate_grad.h``): for a
+    dense, non-overlapping parameter its strides are the parameter's (a transposed weight gets
+    a transposed ``.grad``, a contiguous one a contiguous ``.grad`` even when the gradient was
+    computed transposed); for any other parameter it is contiguous.  So a gradient whose
+    elements overlap (``sum``'s derivative is an ``expand``) is never stored, and ``.grad`` can
+    be written in place (``zero_grad``, an optimizer's ``add_``).  Later gradients are added *into*
     ``.grad`` in place when grad mode is off (torch's ``variable_grad += new_grad``:
     ``g = x.grad`` still names the sum), and out of place under ``create_graph`` (the sum is
     then part of a graph).
@@ -149,9 +161,7 @@ class AccumulateGrad(Node):
                 if id(g) in claimed:
                     g = g.clone()
                 claimed.add(id(g))
-            if not _non_overlapping_and_dense(g):
-                g = g.contiguous()
-            v.grad = g
+            v.grad = _obey_layout_contract(g, v)
         elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
             v.grad.add_(g)
         else:
@@ -173,9 +183,28 @@ def _non_overlapping_and_dense(t) -> bool:
     return True
 
 
+def _obey_layout_contract(g, v):
+    """``g`` itself if its layout already follows the contract (above), else a copy that does:
+    permute ``g`` so the parameter's strides are decreasing, make that contiguous, permute
+    back (for a dense parameter; torch's ``new_empty_strided(...).copy_(g)``)."""
+    if g.numel() == 0 or g.ndim == 0:
+        return g
+    if not _non_overlapping_and_dense(v):
+        return g if g.is_contiguous() else g.contiguous()
+    vs, gs = v._data.strides, g._data.strides
+    if all(n == 1 or a == b for n, a, b in zip(v.shape, gs, vs)):
+        return g
+    order = sorted(range(v.ndim), key=lambda i: (-vs[i], i))  # outermost dim first
+    inverse = sorted(range(v.ndim), key=order.__getitem__)
+    out = g.permute(order).contiguous().permute(inverse)
+    if not out.requires_grad:  # the copy is .grad's alone: not a view of a temporary
+        out._base = out._view_chain = None
+    return out
+
+
 def _owns_its_memory(t) -> bool:
-    """A contiguous tensor that is no view (of another gradient, of the caller's tensor)."""
-    return t._base is None and t.is_contiguous()
+    """A dense tensor that is no view (of another gradient, of the caller's tensor)."""
+    return t._base is None and _non_overlapping_and_dense(t)
 
 
 class _NotImplementedBackward(Node):
@@ -241,6 +270,24 @@ class OpBackward(Node):
     def name(self) -> str:
         return self._name
 
+    def __getattr__(self, attr):
+        """``node._saved_self``, ``node._saved_other``, ``node._saved_result``: a value the
+        derivative saved, unpacked (torch's generated attributes; ``<arg>_sizes`` reads as
+        ``_saved_<arg>_sym_sizes``)."""
+        name = attr[len("_saved_"):] if attr.startswith("_saved_") else None
+        if name is not None and name.endswith("_sym_sizes"):
+            name = name[:-len("_sym_sizes")] + "_sizes"
+        saved = self.__dict__.get("saved", {})
+        if name not in saved:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+        v = self._value(name, ())
+        return tuple(v) if name.endswith("_sizes") and isinstance(v, tuple) else v
+
+    def __dir__(self):
+        names = [n[:-len("_sizes")] + "_sym_sizes" if n.endswith("_sizes") else n
+                 for n in self.saved]
+        return sorted(set(super().__dir__()) | {f"_saved_{n}" for n in names})
+
     def _value(self, name, grads):
         if name == "grad":
             return grads[0]
@@ -258,7 +305,7 @@ class OpBackward(Node):
 
         grads = [zeros(m[0], dtype=m[1]) if g is None else g
                  for g, m in zip(grads, self.input_meta)]
-        out = [None] * len(self.next_functions)
+        out = [None] * len(self._edges)
         for sl, fn, params, is_list in self.formulas:
             g = fn(*[self._value(p, grads) for p in params])
             if is_list:
@@ -353,7 +400,7 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
     deferred = []
     for name, fn in derivs.items():
         sl = slots[name]
-        if not any(e is not None for e in node.next_functions[sl]):
+        if not any(e is not None for e in node._edges[sl]):
             continue
         params = _formula_params(fn)
         node.formulas.append((sl, fn, params, schema.arguments[arg_index[name]].type.is_list))

@@ -122,7 +122,7 @@ class CopySlices(Node):
     def __init__(self, base, chain, fn):
         super().__init__()
         edge = gradient_edge(base) if base.requires_grad else None
-        self.next_functions = (edge,) + tuple(fn.next_functions[1:])
+        self.next_functions = (edge,) + tuple(fn._edges[1:])
         self.input_meta = [(base.shape, base.dtype)]
         self.chain = chain
         self.fn = fn
@@ -139,8 +139,8 @@ class CopySlices(Node):
             grad = F.zeros(self.input_meta[0][0], dtype=self.input_meta[0][1])
         grad_slice = replay(grad, self.chain)
         res = self.fn.apply([grad_slice])
-        out = [None] * len(self.next_functions)
-        if self.next_functions[0] is not None:
+        out = [None] * len(self._edges)
+        if self._edges[0] is not None:
             r0 = res[0] if res else None
             if r0 is None:
                 r0 = F.zeros_like(grad_slice)
