@@ -30,6 +30,19 @@ from .._tensor import Tensor
 from .optimizer import Optimizer
 
 
+def _set_lr(group: dict, lr) -> None:
+    """Write a rate into a group (in place when the group holds a tensor ``lr``)."""
+    if isinstance(group["lr"], Tensor):
+        group["lr"].fill_(lr)
+    else:
+        group["lr"] = lr
+
+
+def _current_lrs(optimizer: Optimizer) -> list:
+    return [g["lr"].clone() if isinstance(g["lr"], Tensor) else g["lr"]
+            for g in optimizer.param_groups]
+
+
 class LRScheduler:
     """Base class: subclasses define ``get_lr`` (and ``_get_closed_form_lr``)."""
 
@@ -48,11 +61,17 @@ class LRScheduler:
                                    "when resuming scheduler with last_epoch >= 0.")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
-        self._step_count = 0
         self._get_lr_called_within_step = False
-        self._is_initial = True  # the constructor's own step
-        self.step()
-        self._is_initial = False
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The constructor's own step (``SequentialLR`` repeats it when a schedule starts)."""
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list:
         raise NotImplementedError
@@ -67,6 +86,10 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Advance (or jump to ``epoch``) and write each group's rate."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -79,12 +102,8 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            if isinstance(group["lr"], Tensor):
-                group["lr"].fill_(lr)
-            else:
-                group["lr"] = lr
-        self._last_lr = [g["lr"].clone() if isinstance(g["lr"], Tensor) else g["lr"]
-                         for g in self.optimizer.param_groups]
+            _set_lr(group, lr)
+        self._last_lr = _current_lrs(self.optimizer)
 
     def _current(self) -> list:
         """The groups' current rates (every ``get_lr`` starts here: warn if called directly)."""
@@ -236,3 +255,19 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base in self.base_lrs]
+
+
+from .lr_scheduler_more import (  # noqa: E402 - they subclass LRScheduler above
+    ChainedScheduler,
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    OneCycleLR,
+    PolynomialLR,
+    ReduceLROnPlateau,
+    SequentialLR,
+)
+
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
+           "CosineAnnealingLR", "ConstantLR", "PolynomialLR", "SequentialLR",
+           "ChainedScheduler", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts",
+           "OneCycleLR"]
