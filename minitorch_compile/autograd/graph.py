@@ -83,7 +83,7 @@ class SavedTensor:
     leaf or a detached tensor): torch's error names it ("which is output 0 of Mul").
     """
 
-    __slots__ = ("tensor", "version", "producer")
+    __slots__ = ("tensor", "version", "producer", "is_output")
 
     def __init__(self, tensor, producer=None, *, is_output: bool = False):
         if tensor._is_inference and not state.inference_mode:
@@ -94,6 +94,7 @@ class SavedTensor:
                 "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self.tensor = tensor
         self.version = tensor._version
+        self.is_output = is_output
         if not is_output:
             fn = tensor._grad_fn if tensor._view_chain is None else tensor.grad_fn
             producer = (fn, tensor._output_nr) if fn is not None else None
@@ -113,6 +114,10 @@ class SavedTensor:
                 f"inplace operation: [{t.dtype.name} {list(t.shape)}]{which} is at version "
                 f"{t._version}; expected version {self.version} instead. Hint: the variable "
                 "was changed in place after being saved; clone() it before the in-place op.")
+        if self.is_output and state.modes:
+            # torch saves an output as a new tensor without history, so a traced backward
+            # reads it through a `detach` — which torch's min-cut will not recompute
+            return t.detach()
         return t
 
 
