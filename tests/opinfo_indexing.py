@@ -10,8 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from .opinfo import (ALL, INT, S, _select_sample, _slice_args, _slice_ref, dtype_of, opinfo,
-                     same)
+from .opinfo import ALL, INT, S, _select_sample, _slice_args, _slice_ref, dtype_of, opinfo, same
 
 
 def _slice_scatter_sample(g, dt):

@@ -205,8 +205,8 @@ def _unique_kernel(a, sorted=True, return_inverse=False, return_counts=False, *,
 
 _unique2 = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, "
                  "bool return_counts=False) -> (Tensor, Tensor, Tensor)", REDUCTION,
-                 kernel=_unique_kernel, meta=_unique_meta("_unique2", _unique_kernel), differentiable=False,
-                 notes="data-dependent output size")
+                 kernel=_unique_kernel, meta=_unique_meta("_unique2", _unique_kernel),
+                 differentiable=False, notes="data-dependent output size")
 
 
 def _unique_dim_kernel(a, dim, sorted=True, return_inverse=False,  # noqa: A002

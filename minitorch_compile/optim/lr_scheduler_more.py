@@ -1,11 +1,10 @@
-"""More learning-rate schedules (``torch/optim/lr_scheduler.py``): ``ConstantLR``,
-``PolynomialLR``, ``CosineAnnealingWarmRestarts``, ``OneCycleLR``, the combinators
-``SequentialLR`` and ``ChainedScheduler``, and ``ReduceLROnPlateau``.
+"""More learning-rate schedules (``torch/optim/lr_scheduler.py``):
+``CosineAnnealingWarmRestarts``, ``OneCycleLR``, the combinators ``SequentialLR`` and
+``ChainedScheduler``, and ``ReduceLROnPlateau`` (``ConstantLR`` and ``PolynomialLR`` are in
+``lr_scheduler.py``).
 
 The formulas are torch's, in torch's order of operations, so the rates agree to the last bit:
 
-    ConstantLR          lr_t = base * factor for t < total_iters, then base
-    PolynomialLR        lr_t = lr_{t-1} * ((1 - t/T) / (1 - (t-1)/T)) ** power   (t <= T)
     WarmRestarts        lr = eta_min + (base - eta_min) (1 + cos(pi T_cur / T_i)) / 2, with
                         T_cur reset to 0 (and T_i *= T_mult) each time it reaches T_i
     OneCycleLR          phases of (start, end) rates annealed by cos or linearly over
@@ -26,50 +25,7 @@ from typing import Any
 from .lr_scheduler import LRScheduler, _current_lrs, _set_lr
 from .optimizer import Optimizer
 
-# ------------------------------------------------------------------ simple schedules
-
-
-class ConstantLR(LRScheduler):
-    """Multiply by ``factor`` until epoch ``total_iters``, then restore the base rate."""
-
-    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
-                 last_epoch: int = -1) -> None:
-        if factor > 1.0 or factor < 0:
-            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
-        self.factor, self.total_iters = factor, total_iters
-        super().__init__(optimizer, last_epoch)
-
-    def get_lr(self) -> list:
-        if self.last_epoch == 0:
-            return [lr * self.factor for lr in self._current()]
-        if self.last_epoch != self.total_iters:
-            return self._current()
-        return [lr * (1.0 / self.factor) for lr in self._current()]
-
-    def _get_closed_form_lr(self) -> list:
-        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base in self.base_lrs]
-
-
-class PolynomialLR(LRScheduler):
-    """Decay to 0 over ``total_iters`` epochs as ``(1 - t / T) ** power``."""
-
-    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
-                 last_epoch: int = -1) -> None:
-        self.total_iters, self.power = total_iters, power
-        super().__init__(optimizer, last_epoch)
-
-    def get_lr(self) -> list:
-        if self._is_initial or self.last_epoch > self.total_iters:
-            return self._current()
-        t, n = self.last_epoch, self.total_iters
-        decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
-        return [lr * decay for lr in self._current()]
-
-    def _get_closed_form_lr(self) -> list:
-        n = self.total_iters
-        return [base * (1.0 - min(n, self.last_epoch) / n) ** self.power
-                for base in self.base_lrs]
+# ------------------------------------------------------------------ schedules
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
