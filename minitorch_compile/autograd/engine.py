@@ -157,7 +157,15 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
             if isinstance(node, AccumulateGrad) and (not accumulate or inputs is not None):
                 run = False
             if run:
+                for hook in tuple(node.node_pre_hooks):
+                    new = hook(tuple(grads))
+                    if new is not None:
+                        grads = list(new)
                 outs = node.apply(grads)
+                for hook in tuple(node.node_hooks):
+                    new = hook(tuple(outs), tuple(grads))
+                    if new is not None:
+                        outs = list(new)
                 if not retain_graph:
                     node.release()
             else:

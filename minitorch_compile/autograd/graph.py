@@ -40,8 +40,10 @@ class Node:
         self.sequence_nr = next(_sequence)  # later nodes run first in backward, as in torch
         self._edges: tuple = ()  # (node, output_nr) or None per input
         self.input_meta: list = []  # (shape, dtype) of each forward output, to validate grads
-        self.pre_hooks: dict[int, list] = {}
+        self.pre_hooks: dict[int, list] = {}  # output_nr -> Tensor.register_hook hooks
         self.retained: dict[int, object] = {}  # output_nr -> tensor that called retain_grad()
+        self.node_pre_hooks: list = []  # register_prehook: hook(grad_outputs)
+        self.node_hooks: list = []  # register_hook: hook(grad_inputs, grad_outputs)
 
     def name(self) -> str:
         return type(self).__name__
@@ -65,8 +67,31 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object>"
 
-    def register_hook(self, fn):  # hook(grad_inputs, grad_outputs), kept for API shape
-        raise NotImplementedError("Node hooks are not supported; use Tensor.register_hook")
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> grad_inputs | None`` runs after this node: it
+        sees the gradients it computed for its inputs and may replace them."""
+        return removable_handle(self.node_hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> grad_outputs | None`` runs before this node (after the
+        tensor hooks of its outputs) and may replace the gradients it receives."""
+        return removable_handle(self.node_pre_hooks, fn)
+
+
+class RemovableHandle:
+    """``handle.remove()`` takes a hook out of its list; a second call does nothing."""
+
+    def __init__(self, hooks: list, fn):
+        self.hooks, self.fn = hooks, fn
+
+    def remove(self) -> None:
+        if any(h is self.fn for h in self.hooks):
+            self.hooks.remove(self.fn)
+
+
+def removable_handle(hooks: list, fn) -> RemovableHandle:
+    hooks.append(fn)
+    return RemovableHandle(hooks, fn)
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
