@@ -29,7 +29,16 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
-from .table import COMPOSITE, REDUCTION, MetaError, TensorMeta, defop, reduced_shape, wrap_dim
+from .table import (
+    COMPOSITE,
+    INDEXING,
+    REDUCTION,
+    MetaError,
+    TensorMeta,
+    defop,
+    reduced_shape,
+    wrap_dim,
+)
 
 
 def _stable_order(a, axis, descending):
@@ -204,7 +213,7 @@ def _unique_kernel(a, sorted=True, return_inverse=False, return_counts=False, *,
 
 
 _unique2 = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, "
-                 "bool return_counts=False) -> (Tensor, Tensor, Tensor)", REDUCTION,
+                 "bool return_counts=False) -> (Tensor, Tensor, Tensor)", INDEXING,
                  kernel=_unique_kernel, meta=_unique_meta("_unique2", _unique_kernel),
                  differentiable=False, notes="data-dependent output size")
 
@@ -231,6 +240,6 @@ def _unique_dim_kernel(a, dim, sorted=True, return_inverse=False,  # noqa: A002
 
 
 unique_dim = defop("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse="
-                   "False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", REDUCTION,
+                   "False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", INDEXING,
                    kernel=_unique_dim_kernel, meta=_unique_meta("unique_dim", _unique_dim_kernel),
                    differentiable=False, notes="data-dependent output size")
