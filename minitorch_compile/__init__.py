@@ -26,6 +26,7 @@ from .ops import ops
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd import is_inference_mode_enabled
+from .autograd import is_anomaly_enabled, set_detect_anomaly
 from . import library, nn, optim
 from . import fx, viz, aot
 from . import dynamo

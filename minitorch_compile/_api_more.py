@@ -107,6 +107,19 @@ linalg = types.SimpleNamespace(vector_norm=_vector_norm, cross=_linalg_cross,
                                __doc__="``torch.linalg``'s vector_norm and cross")
 
 
+def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
+           dim=None):
+    """``torch.unique``: the distinct values (``dim=None``: of the flattened input) or slices
+    along ``dim``, with the inverse indices and the counts when asked for."""
+    if dim is None:
+        out, inverse, counts = _aten._unique2(input, sorted, return_inverse, return_counts)
+    else:
+        out, inverse, counts = _aten.unique_dim(input, dim, sorted, return_inverse,
+                                                return_counts)
+    extra = ([inverse] if return_inverse else []) + ([counts] if return_counts else [])
+    return (out, *extra) if extra else out
+
+
 def count_nonzero(input, dim=None):  # noqa: A002
     return (input != 0).sum(dim)
 
@@ -212,6 +225,6 @@ def tile(input, dims):  # noqa: A002
 
 
 __all__ = ["sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax", "einsum",
-           "tensordot", "norm", "cross", "linalg", "count_nonzero", "take_along_dim",
+           "tensordot", "norm", "cross", "linalg", "count_nonzero", "unique", "take_along_dim",
            "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal",
            "repeat_interleave"]

@@ -47,6 +47,9 @@ class Tensor(TensorAutogradState):
     # base's (torch's ``DifferentiableViewMeta::attr_version``).  ``_view_no_grad``: made in
     # no_grad mode from a tensor that requires grad (writing it with grad on is an error).
     _view_chain = None
+    # (op name, output index) of an output of unbind/split, made with grad mode on: writing it
+    # in place is torch's error (``CreationMeta::MULTI_OUTPUT_NODE``); (None, 0) for its views
+    _multi_output_view = None
     _view_version = 0
     _view_no_grad = False
     _grad_accumulator = None
@@ -122,6 +125,8 @@ class Tensor(TensorAutogradState):
         self._vc = vc
         if op.name == "detach":
             return
+        if parent._multi_output_view is not None:  # a view of unbind's output: the same rule
+            self._multi_output_view = (None, 0)
         base = parent._base
         if base is None:
             self._base, self._view_chain = parent, ((op, rest),)
@@ -215,14 +220,10 @@ class Tensor(TensorAutogradState):
 
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .autograd.graph import removable_handle
+
         node, nr = gradient_edge(self)
-        node.pre_hooks.setdefault(nr, []).append(hook)
-
-        class _Handle:
-            def remove(_self):
-                node.pre_hooks[nr].remove(hook)
-
-        return _Handle()
+        return removable_handle(node.pre_hooks.setdefault(nr, []), hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         from .autograd import backward

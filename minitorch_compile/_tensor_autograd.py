@@ -128,15 +128,10 @@ class TensorAutogradState:
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
+        from .autograd.graph import removable_handle
+
         node, _ = gradient_edge(self)
-        node.post_accumulate_hooks.append(hook)
-
-        class _Handle:
-            def remove(_self):
-                if hook in node.post_accumulate_hooks:
-                    node.post_accumulate_hooks.remove(hook)
-
-        return _Handle()
+        return removable_handle(node.post_accumulate_hooks, hook)
 
     def is_inference(self) -> bool:
         """Made inside ``inference_mode``: it may not be saved for backward or written in

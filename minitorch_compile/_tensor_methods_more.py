@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _api as F
 from . import _api_more as M
+from . import _dtype
 from ._tensor import Tensor
 from .ops._ops import ops
 
@@ -54,10 +55,34 @@ Tensor.aminmax = M.aminmax
 Tensor.norm = M.norm
 Tensor.cross = M.cross
 Tensor.count_nonzero = M.count_nonzero
+Tensor.unique = M.unique
 Tensor.take_along_dim = M.take_along_dim
 Tensor.bernoulli = M.bernoulli
 Tensor.repeat_interleave = M.repeat_interleave
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)
+
+
+_TENSOR_TYPES = {f"torch.{name}Tensor": d for d, name in
+                 ((d, _dtype.scalar_type_name(d)) for d in _dtype.ALL_DTYPES)}
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``x.type()``: torch's legacy type name (``'torch.FloatTensor'``, on a device
+    ``'torch.npu.FloatTensor'``) — torch's spelling, since programs compare it with strings;
+    ``x.type(dtype)`` / ``x.type('torch.LongTensor')``: ``x.to(dtype)`` (``x`` itself when it
+    already has that dtype)."""
+    if dtype is None:
+        device = "" if self.device.type == "cpu" else f"{self.device.type}."
+        return f"torch.{device}{_dtype.scalar_type_name(self.dtype)}Tensor"
+    if isinstance(dtype, str):
+        name = dtype.replace(".cuda.", ".").replace(".npu.", ".")
+        if name not in _TENSOR_TYPES:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _TENSOR_TYPES[name]
+    return self.to(dtype)
+
+
+Tensor.type = _type  # not `def type`: that would hide the builtin in this module
 
 
 @_method

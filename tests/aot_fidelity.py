@@ -62,12 +62,21 @@ def read_backward(bw_graph, fw_graph) -> tuple[list, list]:
     saved = [n for n in bw_graph.nodes
              if n.op == "placeholder" and not n.name.startswith("tangents")]
     tangent_dependent = {n for n in bw_graph.nodes if n.name.startswith("tangents")}
+    # a saved output read through `detach` feeds only derivative formulas (torch's
+    # `tanh_backward(grad, result)` is one op; ours is `grad * (1 - result * result)`)
+    fw_out = fw_graph.output_node().args[0]
+    fw_saved = list(fw_out)[len(fw_out) - len(saved):] if saved else []
+    formula_work = {b for b, f in zip(saved, fw_saved)
+                    if getattr(f, "op", None) == "call_function"
+                    and _op_name(f.target) == "detach"}
     recomputed = []
     for n in bw_graph.nodes:
         if n.op != "call_function":
             continue
         if any(a in tangent_dependent for a in n.all_input_nodes):
             tangent_dependent.add(n)
+        elif any(a in formula_work for a in n.all_input_nodes):
+            formula_work.add(n)
         elif n.all_input_nodes and _op_name(n.target) in forward_ops - _NOT_RECOMPUTATION:
             recomputed.append(_SAME_OP.get(_op_name(n.target), _op_name(n.target)))
     return saved, sorted(recomputed)

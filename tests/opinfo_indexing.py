@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from .opinfo import ALL, INT, S, _select_sample, _slice_args, _slice_ref, opinfo, same
+from .opinfo import ALL, INT, S, _select_sample, _slice_args, _slice_ref, dtype_of, opinfo, same
 
 
 def _slice_scatter_sample(g, dt):
@@ -149,3 +149,36 @@ def _take_sample(g, dt):
 
 
 opinfo("take", _take_sample, lambda a, index: a.reshape(-1)[index], same(), dtypes=ALL)
+
+
+# ---------------------------------------------------------------- unique (data-dependent sizes)
+
+
+def _unique_sample(g, dt):
+    return S(g.array(g.shape(), dt), True, g.bool(), g.bool())
+
+
+def _unique_ref(a, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
+    values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
+                                        return_counts=True, equal_nan=False)
+    empty = np.zeros((0,), np.int64)
+    return (values, inverse.reshape(a.shape) if return_inverse else empty,
+            counts if return_counts else empty)
+
+
+def _unique_dim_sample(g, dt):
+    a = g.array(g.shape(min_dims=1, min_side=1), dt)
+    return S(a, g.dim(a.ndim), True, g.bool(), g.bool())
+
+
+def _unique_dim_ref(a, dim, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
+    values, inverse, counts = np.unique(a, axis=dim, return_inverse=True, return_counts=True,
+                                        equal_nan=False)  # (always all three, as torch)
+    return values, inverse.reshape(-1), counts
+
+
+opinfo("_unique2", _unique_sample, _unique_ref, lambda s: (dtype_of(s.args[0]), INT, INT),
+       dtypes=ALL, grad=False, dynamic_shape=lambda s: True)
+opinfo("unique_dim", _unique_dim_sample, _unique_dim_ref,
+       lambda s: (dtype_of(s.args[0]), INT, INT), dtypes=ALL, grad=False,
+       dynamic_shape=lambda s: True)

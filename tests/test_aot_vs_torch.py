@@ -2,8 +2,8 @@
 
 The programs are the benchmark's (``benchmarks/bench_aot.py``), so its table and these
 assertions cannot drift apart: gradients equal torch's, and our min-cut saves no more bytes
-than torch's min-cut — except the hand-written softmax variants, where torch's joint graph
-differs from ours (marked and explained).
+than torch's min-cut (``KNOWN_GAPS`` would list a program where it does not, with the
+reason).
 """
 
 import importlib.util
@@ -28,10 +28,7 @@ bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 CASES = {name: (builder, shapes) for name, builder, shapes in bench.CASES}
 
-DETACH_GAP = (
-    "torch's joint graph has detach(exp) (autograd saving exp's result) and detach is not in "
-    "torch's fusible set, so torch bans recomputing exp; ours recomputes it from x")
-KNOWN_GAPS = {"softmax, by hand": DETACH_GAP, "attention, by hand": DETACH_GAP}
+KNOWN_GAPS: dict = {}
 
 
 @pytest.fixture(scope="module")

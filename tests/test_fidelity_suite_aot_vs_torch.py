@@ -153,15 +153,15 @@ PROGRAMS = {
 DECOMPOSED = ("torch saves the outputs of its single fused ops ({}); ours decomposes the op "
               "into primitives and saves fewer, smaller tensors, recomputing the rest")
 KNOWN_GAPS = {
-    "where_on_mask": "torch's where_backward saves a*b and tanh(b) (tanh's result is detached "
-                     "in its joint graph, which its min-cut won't recompute); ours recomputes "
-                     "them from a and b",
     "cross_entropy": DECOMPOSED.format("log_softmax, nll_loss with its total weight"),
     "mse_of_linear": DECOMPOSED.format("mse_loss_backward reads x @ w"),
     "batch_norm_training": DECOMPOSED.format("native_batch_norm's mean and rstd"),
-    "unbind_then_combine": "torch saves the two unbound rows (views of the input); ours saves "
-                           "the input and re-selects them — the same storage, more bytes "
-                           "by the count of tests/aot_fidelity.py",
+    "unbind_then_combine": "torch's unbind is one multi-output op (its list value cannot be "
+                           "saved and the op is not recomputable), so torch's cut falls on the "
+                           "rows its getitems read and it saves two of them; ours decomposes "
+                           "unbind into select views, which are recomputable, and saves the "
+                           "input (the same storage, more bytes by the count of "
+                           "tests/aot_fidelity.py)",
 }
 
 

@@ -251,7 +251,7 @@ def retain_grad_on_a_view(T):  # test_retain_grad_inplace_on_view (retain_grad o
 
 def leaf_grad_is_contiguous(T):  # test_grad_layout (AccumulateGrad's layout contract)
     x = _x(T)
-    x.sum().backward()  # an expand: copied (a transposed gradient would stay transposed here)
+    x.sum().backward()  # an expand: copied into the leaf's layout
     g = x.grad
     x.sum().backward()
     return [x.grad, x.grad.is_contiguous(), x.grad.stride(), g is x.grad]

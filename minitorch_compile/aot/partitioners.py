@@ -45,6 +45,9 @@ from .maxflow import min_cut
 
 RECOMPUTABLE_CATEGORIES = {"pointwise", "view", "creation"}
 CHEAP_REDUCTIONS = {"sum", "mean", "amax", "amin"}
+# torch's recomputable list leaves out ``detach``: the backward reads a saved *output* (tanh's,
+# exp's) through one, so that output is "materialized in the backward" and is saved
+NOT_RECOMPUTABLE = {"detach"}
 FORWARD_TAG = "is_forward"
 
 
@@ -101,6 +104,8 @@ def is_recomputable(n) -> bool:
     if n.target is operator.getitem:
         return True
     cat = _category(n)
+    if n.target.name in NOT_RECOMPUTABLE:
+        return False
     if cat in RECOMPUTABLE_CATEGORIES:
         return not n.target.schema.is_mutable
     return cat == "reduction" and n.target.name in CHEAP_REDUCTIONS

@@ -7,21 +7,25 @@ functions live in ``function.py``.
 
 from __future__ import annotations
 
-from . import graph
+from . import functional, graph
 from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
+    detect_anomaly,
     enable_grad,
     inference_mode,
+    is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
+    set_detect_anomaly,
     set_grad_enabled,
 )
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
-           "once_differentiable", "graph"]
+           "once_differentiable", "graph", "functional", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled"]
 
 
 def _as_tuple(x):

@@ -84,7 +84,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
         nodes[id(n)] = n
     while stack:
         n = stack.pop()
-        for e in n.next_functions:
+        for e in n._edges:
             if e is None:
                 continue
             nid = id(e[0])
@@ -104,14 +104,14 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
             n = st[-1]
             if id(n) not in seen:
                 seen.add(id(n))
-                st.extend(e[0] for e in n.next_functions if e is not None
+                st.extend(e[0] for e in n._edges if e is not None
                           and id(e[0]) not in seen)
             else:
                 st.pop()
                 order.append(n)
         for n in order:
             if id(n) in targets or any(e is not None and id(e[0]) in needed
-                                       for e in n.next_functions):
+                                       for e in n._edges):
                 needed.add(id(n))
 
     # 2. run
@@ -157,12 +157,20 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
             if isinstance(node, AccumulateGrad) and (not accumulate or inputs is not None):
                 run = False
             if run:
+                for hook in tuple(node.node_pre_hooks):
+                    new = hook(tuple(grads))
+                    if new is not None:
+                        grads = list(new)
                 outs = node.apply(grads)
+                for hook in tuple(node.node_hooks):
+                    new = hook(tuple(outs), tuple(grads))
+                    if new is not None:
+                        outs = list(new)
                 if not retain_graph:
                     node.release()
             else:
-                outs = [None] * len(node.next_functions)
-            for index, (e, g) in enumerate(zip(node.next_functions, outs)):
+                outs = [None] * len(node._edges)
+            for index, (e, g) in enumerate(zip(node._edges, outs)):
                 if e is None:
                     continue
                 nxt, nr = e

@@ -97,3 +97,39 @@ def _set_grad_enabled(mode: bool) -> None:
 
 
 _set_grad_enabled._mtc_side_effect = True  # dead-code elimination must keep these calls
+
+
+# ------------------------------------------------------------------ anomaly mode
+
+
+_anomaly = [False]
+
+
+def is_anomaly_enabled() -> bool:
+    return _anomaly[0]
+
+
+class set_detect_anomaly:
+    """``set_detect_anomaly(mode)``: switch anomaly detection now and as a context manager.
+    Only the flag is kept: the engine already names the forward op of a failing backward in
+    its errors, and it records no forward stack traces."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev, _anomaly[0] = _anomaly[0], bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _anomaly[0] = self.prev
+
+
+class detect_anomaly(set_detect_anomaly):
+    """``with detect_anomaly():`` — ``set_detect_anomaly(True)`` for the block."""
+
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        self.prev, _anomaly[0] = _anomaly[0], True
+        return self

@@ -8,7 +8,7 @@ runs the op below Autograd, then records a ``Node`` — ``grad_fn`` of each diff
 output.  The node keeps:
 
 * ``next_functions``: for each tensor input, the edge ``(node, output_nr)`` its gradient flows
-  to — the input's own ``grad_fn``, or an ``AccumulateGrad`` for a leaf, or ``None``;
+  to — the input's own ``grad_fn``, or an ``AccumulateGrad`` for a leaf, or ``(None, 0)``;
 * saved values: exactly those the op's derivative formulas name.  A formula is a function whose
   parameter names say what it needs, like a line of ``derivatives.yaml``::
 
@@ -38,13 +38,25 @@ class Node:
 
     def __init__(self):
         self.sequence_nr = next(_sequence)  # later nodes run first in backward, as in torch
-        self.next_functions: tuple = ()
+        self._edges: tuple = ()  # (node, output_nr) or None per input
         self.input_meta: list = []  # (shape, dtype) of each forward output, to validate grads
-        self.pre_hooks: dict[int, list] = {}
+        self.pre_hooks: dict[int, list] = {}  # output_nr -> Tensor.register_hook hooks
         self.retained: dict[int, object] = {}  # output_nr -> tensor that called retain_grad()
+        self.node_pre_hooks: list = []  # register_prehook: hook(grad_outputs)
+        self.node_hooks: list = []  # register_hook: hook(grad_inputs, grad_outputs)
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """One edge per input, ``(None, 0)`` for an input that needs no gradient (torch's
+        spelling; the engine reads ``_edges``, where that edge is ``None``)."""
+        return tuple((None, 0) if e is None else e for e in self._edges)
+
+    @next_functions.setter
+    def next_functions(self, edges) -> None:
+        self._edges = tuple(None if e is None or e[0] is None else e for e in edges)
 
     def apply(self, grads: list) -> list:
         raise NotImplementedError
@@ -55,8 +67,31 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object>"
 
-    def register_hook(self, fn):  # hook(grad_inputs, grad_outputs), kept for API shape
-        raise NotImplementedError("Node hooks are not supported; use Tensor.register_hook")
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> grad_inputs | None`` runs after this node: it
+        sees the gradients it computed for its inputs and may replace them."""
+        return removable_handle(self.node_hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> grad_outputs | None`` runs before this node (after the
+        tensor hooks of its outputs) and may replace the gradients it receives."""
+        return removable_handle(self.node_pre_hooks, fn)
+
+
+class RemovableHandle:
+    """``handle.remove()`` takes a hook out of its list; a second call does nothing."""
+
+    def __init__(self, hooks: list, fn):
+        self.hooks, self.fn = hooks, fn
+
+    def remove(self) -> None:
+        if any(h is self.fn for h in self.hooks):
+            self.hooks.remove(self.fn)
+
+
+def removable_handle(hooks: list, fn) -> RemovableHandle:
+    hooks.append(fn)
+    return RemovableHandle(hooks, fn)
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -73,7 +108,7 @@ class SavedTensor:
     leaf or a detached tensor): torch's error names it ("which is output 0 of Mul").
     """
 
-    __slots__ = ("tensor", "version", "producer")
+    __slots__ = ("tensor", "version", "producer", "is_output")
 
     def __init__(self, tensor, producer=None, *, is_output: bool = False):
         if tensor._is_inference and not state.inference_mode:
@@ -84,6 +119,7 @@ class SavedTensor:
                 "`torch.no_grad()` instead of `torch.inference_mode()`.")
         self.tensor = tensor
         self.version = tensor._version
+        self.is_output = is_output
         if not is_output:
             fn = tensor._grad_fn if tensor._view_chain is None else tensor.grad_fn
             producer = (fn, tensor._output_nr) if fn is not None else None
@@ -103,6 +139,10 @@ class SavedTensor:
                 f"inplace operation: [{t.dtype.name} {list(t.shape)}]{which} is at version "
                 f"{t._version}; expected version {self.version} instead. Hint: the variable "
                 "was changed in place after being saved; clone() it before the in-place op.")
+        if self.is_output and state.modes:
+            # torch saves an output as a new tensor without history, so a traced backward
+            # reads it through a `detach` — which torch's min-cut will not recompute
+            return t.detach()
         return t
 
 
@@ -110,72 +150,6 @@ def _short_name(name: str) -> str:
     """``MulBackward0`` -> ``Mul``, as torch names the producer in that error."""
     head, sep, _tail = name.rpartition("Backward")
     return head if sep else name
-
-
-class AccumulateGrad(Node):
-    """The sink of a leaf tensor: adds the incoming gradient into ``leaf.grad``.
-
-    The first gradient is stored as is — unless that very tensor object already went to
-    another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
-    by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
-    A gradient whose elements overlap (``sum``'s derivative is an ``expand``: every element
-    one memory location) is stored as a contiguous copy — torch's "layout contract"
-    (``clone_obey_contract``), so ``.grad`` can be written in place (``zero_grad``, an
-    optimizer's ``add_``).  A dense permuted gradient (a transpose) is kept as it is, where
-    torch would copy it into the parameter's strides.  Later gradients are added *into*
-    ``.grad`` in place when grad mode is off (torch's ``variable_grad += new_grad``:
-    ``g = x.grad`` still names the sum), and out of place under ``create_graph`` (the sum is
-    then part of a graph).
-    """
-
-    claimed: set | None = None  # ids of gradients already handed out in this backward run
-
-    def __init__(self, variable):
-        super().__init__()
-        self.variable = variable
-        self.input_meta = [(variable.shape, variable.dtype)]
-        self.post_accumulate_hooks: list = []  # Tensor.register_post_accumulate_grad_hook
-
-    def apply(self, grads):
-        (g,) = grads
-        v = self.variable
-        if g is None:
-            return []
-        if not state.grad_enabled and g.requires_grad:
-            g = g.detach()
-        if v.grad is None:
-            claimed = AccumulateGrad.claimed
-            if claimed is not None:
-                if id(g) in claimed:
-                    g = g.clone()
-                claimed.add(id(g))
-            if not _non_overlapping_and_dense(g):
-                g = g.contiguous()
-            v.grad = g
-        elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
-            v.grad.add_(g)
-        else:
-            v.grad = v.grad + g
-        for hook in tuple(self.post_accumulate_hooks):
-            hook(v)
-        return []
-
-
-def _non_overlapping_and_dense(t) -> bool:
-    """Every element its own memory location and no gaps (a permutation of a contiguous
-    layout, e.g. a transpose): such a gradient can be written in place as it is."""
-    sizes_strides = sorted((st, n) for n, st in zip(t.shape, t._data.strides) if n != 1)
-    expected = t._data.itemsize
-    for st, n in sizes_strides:
-        if st != expected:
-            return False
-        expected *= n
-    return True
-
-
-def _owns_its_memory(t) -> bool:
-    """A contiguous tensor that is no view (of another gradient, of the caller's tensor)."""
-    return t._base is None and t.is_contiguous()
 
 
 class _NotImplementedBackward(Node):
@@ -241,6 +215,24 @@ class OpBackward(Node):
     def name(self) -> str:
         return self._name
 
+    def __getattr__(self, attr):
+        """``node._saved_self``, ``node._saved_other``, ``node._saved_result``: a value the
+        derivative saved, unpacked (torch's generated attributes; ``<arg>_sizes`` reads as
+        ``_saved_<arg>_sym_sizes``)."""
+        name = attr[len("_saved_"):] if attr.startswith("_saved_") else None
+        if name is not None and name.endswith("_sym_sizes"):
+            name = name[:-len("_sym_sizes")] + "_sizes"
+        saved = self.__dict__.get("saved", {})
+        if name not in saved:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+        v = self._value(name, ())
+        return tuple(v) if name.endswith("_sizes") and isinstance(v, tuple) else v
+
+    def __dir__(self):
+        names = [n[:-len("_sizes")] + "_sym_sizes" if n.endswith("_sizes") else n
+                 for n in self.saved]
+        return sorted(set(super().__dir__()) | {f"_saved_{n}" for n in names})
+
     def _value(self, name, grads):
         if name == "grad":
             return grads[0]
@@ -258,7 +250,7 @@ class OpBackward(Node):
 
         grads = [zeros(m[0], dtype=m[1]) if g is None else g
                  for g, m in zip(grads, self.input_meta)]
-        out = [None] * len(self.next_functions)
+        out = [None] * len(self._edges)
         for sl, fn, params, is_list in self.formulas:
             g = fn(*[self._value(p, grads) for p in params])
             if is_list:
@@ -353,7 +345,7 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
     deferred = []
     for name, fn in derivs.items():
         sl = slots[name]
-        if not any(e is not None for e in node.next_functions[sl]):
+        if not any(e is not None for e in node._edges[sl]):
             continue
         params = _formula_params(fn)
         node.formulas.append((sl, fn, params, schema.arguments[arg_index[name]].type.is_list))
@@ -400,3 +392,6 @@ def _inplace_autograd(op, args):
     from .inplace import inplace_autograd
 
     return inplace_autograd(op, args)
+
+
+from .accumulate_grad import AccumulateGrad  # noqa: E402 - it subclasses Node above

@@ -36,7 +36,7 @@ backward is free of mutation.
 from __future__ import annotations
 
 from .._dispatch import AUTOGRAD, PYTHON, dispatch_below_autograd, exclude, state
-from .graph import Node, _record, camel, gradient_edge
+from .graph import Node, _record, _short_name, camel, gradient_edge
 
 _NO_GRAD_VIEW = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
@@ -59,6 +59,14 @@ def check_inplace(self) -> None:
     leaf that requires grad (torch's order and conditions, ``VariableTypeUtils.h``)."""
     if self._view_no_grad:
         raise RuntimeError(_NO_GRAD_VIEW)
+    if self._multi_output_view is not None and self.requires_grad and state.grad_enabled:
+        name, nr = self._multi_output_view
+        name = name or _short_name(self.grad_fn.name())
+        raise RuntimeError(
+            f"Output {nr} of {name} is a view and is being modified inplace. This view is the "
+            "output of a function that returns multiple views. Such functions do not allow the "
+            "output views to be modified inplace. You should replace the inplace operation by "
+            "an out-of-place one.")
     if self._view_chain is not None:
         base = self._base
         if base._grad_fn is None and (base.requires_grad or self.requires_grad):
@@ -122,7 +130,7 @@ class CopySlices(Node):
     def __init__(self, base, chain, fn):
         super().__init__()
         edge = gradient_edge(base) if base.requires_grad else None
-        self.next_functions = (edge,) + tuple(fn.next_functions[1:])
+        self.next_functions = (edge,) + tuple(fn._edges[1:])
         self.input_meta = [(base.shape, base.dtype)]
         self.chain = chain
         self.fn = fn
@@ -139,8 +147,8 @@ class CopySlices(Node):
             grad = F.zeros(self.input_meta[0][0], dtype=self.input_meta[0][1])
         grad_slice = replay(grad, self.chain)
         res = self.fn.apply([grad_slice])
-        out = [None] * len(self.next_functions)
-        if self.next_functions[0] is not None:
+        out = [None] * len(self._edges)
+        if self._edges[0] is not None:
             r0 = res[0] if res else None
             if r0 is None:
                 r0 = F.zeros_like(grad_slice)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
+from .._dispatch import state
 from .table import (
     COMPOSITE,
     INDEXING,
@@ -104,8 +105,18 @@ def _split(self, split_size, dim=0):
     return tuple(out)
 
 
+def mark_multi_output_views(outs: tuple, name: str) -> tuple:
+    """torch's ``unbind``/``split`` are single ops returning several views: with grad mode on,
+    writing one of them in place is an error (``autograd/inplace.check_inplace``)."""
+    if state.grad_enabled:
+        for i, o in enumerate(outs):
+            o._multi_output_view = (name, i)
+    return outs
+
+
 split = defop("split(Tensor(a) self, SymInt[1] split_size, int dim=0) -> Tensor(a)[]",
-              COMPOSITE, decomposition=_split)
+              COMPOSITE, decomposition=lambda self, split_size, dim=0: mark_multi_output_views(
+                  _split(self, split_size, dim), "Split"))
 
 
 def _chunk(self, chunks, dim=0):
@@ -115,14 +126,15 @@ def _chunk(self, chunks, dim=0):
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     if n == 0:  # torch: an empty dim gives `chunks` empty pieces
         return _split(self, [0] * chunks, dim)
-    return _split(self, size, dim)
+    return mark_multi_output_views(_split(self, size, dim), "Split")
 
 
 chunk = defop("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", COMPOSITE,
               decomposition=_chunk)
 unbind = defop("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", COMPOSITE,
-               decomposition=lambda self, dim=0: tuple(
-                   self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.ndim)])))
+               decomposition=lambda self, dim=0: mark_multi_output_views(tuple(
+                   self.select(dim, i) for i in range(self.shape[wrap_dim(dim, self.ndim)])),
+                   "Unbind"))
 
 # ---------------------------------------------------------------- narrow / repeat (composites)
 

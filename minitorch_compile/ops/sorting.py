@@ -1,4 +1,4 @@
-"""Sorting and selecting: ``sort``, ``argsort``, ``topk``, ``kthvalue``, ``median``.
+"""Sorting and selecting: ``sort``, ``argsort``, ``topk``, ``kthvalue``, ``median``, ``unique``.
 
 Mirrors ``aten/src/ATen/native/Sorting.cpp`` / ``TensorCompare.cpp`` and their
 ``derivatives.yaml`` rows (``value_selecting_reduction_backward``).
@@ -13,6 +13,11 @@ numpy and torch both put after every number — comes first, as in torch.
 * ``kthvalue(k)``: the ``k``-th smallest (1-based); ``median``: the lower middle,
   ``kthvalue((n + 1) // 2)`` — torch's definition, not the mean of the two middles.
 
+``_unique2`` / ``unique_dim`` (``torch.unique`` without / with ``dim``) are numpy's
+``np.unique``: their output size depends on the values, so their meta rule raises
+``DynamicOutputShapeException`` (a graph break under ``mtc.compile``, as in torch), and they
+are not differentiable.
+
 Every value output is ``self`` gathered at the index output, so every gradient is the same
 scatter of ``grad`` back to those indices (``_value_selecting_backward``).  Inductor runs these
 as fallback kernels (a sort is not a loop over independent elements).
@@ -24,7 +29,16 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
-from .table import COMPOSITE, REDUCTION, MetaError, TensorMeta, defop, reduced_shape, wrap_dim
+from .table import (
+    COMPOSITE,
+    INDEXING,
+    REDUCTION,
+    MetaError,
+    TensorMeta,
+    defop,
+    reduced_shape,
+    wrap_dim,
+)
 
 
 def _stable_order(a, axis, descending):
@@ -167,3 +181,65 @@ def _median(self):
 
 
 median = defop("median(Tensor self) -> Tensor", COMPOSITE, decomposition=_median)
+
+# ---------------------------------------------------------------- unique
+
+
+def _unique_meta(op, kernel):
+    def meta(self, *args, **kwargs):
+        from .indexing import _dynamic_output_shape, _has_data
+
+        if not _has_data(self):  # how many distinct values: known only from the values
+            raise _dynamic_output_shape(op, "its input")
+        return kernel(self._data, *args, **kwargs, _meta=True)
+    return meta
+
+
+_NOT_ASKED = np.zeros((0,), np.int64)  # torch returns empty tensors for outputs not asked for
+
+
+def _unique_kernel(a, sorted=True, return_inverse=False, return_counts=False, *,  # noqa: A002
+                   _meta=False):
+    """Every distinct value, ascending (numpy's and torch's CPU order, whatever ``sorted``
+    says); NaNs are never equal, so each one is kept. ``inverse``: the position of each
+    element's value in the result, in the input's shape."""
+    values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True,
+                                        equal_nan=False)
+    outs = (values, inverse.reshape(a.shape).astype(np.int64) if return_inverse else _NOT_ASKED,
+            counts.astype(np.int64) if return_counts else _NOT_ASKED)
+    if _meta:
+        return tuple(TensorMeta(o.shape, _dtype.from_numpy_dtype(o.dtype)) for o in outs)
+    return outs
+
+
+_unique2 = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, "
+                 "bool return_counts=False) -> (Tensor, Tensor, Tensor)", INDEXING,
+                 kernel=_unique_kernel, meta=_unique_meta("_unique2", _unique_kernel),
+                 differentiable=False, notes="data-dependent output size")
+
+
+def _unique_dim_kernel(a, dim, sorted=True, return_inverse=False,  # noqa: A002
+                       return_counts=False, *, _meta=False):
+    """The distinct slices along ``dim``, in lexicographic order (torch's ``unique_dim``,
+    which returns the inverse and the counts whether asked for or not)."""
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, a.ndim)
+    if a.shape[d] == 0:
+        outs = (a, _NOT_ASKED, _NOT_ASKED)
+    elif a.size == 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    else:
+        values, inverse, counts = np.unique(a, axis=d, return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        outs = (values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64))
+    if _meta:
+        return tuple(TensorMeta(o.shape, _dtype.from_numpy_dtype(o.dtype)) for o in outs)
+    return outs
+
+
+unique_dim = defop("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse="
+                   "False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", INDEXING,
+                   kernel=_unique_dim_kernel, meta=_unique_meta("unique_dim", _unique_dim_kernel),
+                   differentiable=False, notes="data-dependent output size")

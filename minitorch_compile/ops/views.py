@@ -146,7 +146,20 @@ def _t(self):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{self.ndim}D")
     # torch: a view even below 2-D (``transpose(0, 0)``), never ``self`` itself
-    return self.transpose(0, 1) if self.ndim == 2 else self.transpose(0, 0)
+    out = self.transpose(0, 1) if self.ndim == 2 else self.transpose(0, 0)
+    _name_grad_fn(out, "TBackward0")
+    return out
+
+
+def _name_grad_fn(out, name: str) -> None:
+    """Torch records ``t`` as its own node (``TBackward0``); ours is the ``transpose`` it
+    decomposes into, renamed when it was recorded just now for this call."""
+    from ..autograd.graph import OpBackward, node_class
+
+    fn = out.__dict__.get("_grad_fn")
+    if type(fn).__name__ == "TransposeBackward0" and fn.op is transpose:
+        fn.__class__ = node_class(OpBackward, name)
+        fn._name = name
 
 
 t = defop("t(Tensor(a) self) -> Tensor(a)", COMPOSITE, decomposition=_t)

@@ -30,6 +30,19 @@ from .._tensor import Tensor
 from .optimizer import Optimizer
 
 
+def _set_lr(group: dict, lr) -> None:
+    """Write a rate into a group (in place when the group holds a tensor ``lr``)."""
+    if isinstance(group["lr"], Tensor):
+        group["lr"].fill_(lr)
+    else:
+        group["lr"] = lr
+
+
+def _current_lrs(optimizer: Optimizer) -> list:
+    return [g["lr"].clone() if isinstance(g["lr"], Tensor) else g["lr"]
+            for g in optimizer.param_groups]
+
+
 class LRScheduler:
     """Base class: subclasses define ``get_lr`` (and ``_get_closed_form_lr``)."""
 
@@ -48,11 +61,17 @@ class LRScheduler:
                                    "when resuming scheduler with last_epoch >= 0.")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
-        self._step_count = 0
         self._get_lr_called_within_step = False
-        self._is_initial = True  # the constructor's own step
-        self.step()
-        self._is_initial = False
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The constructor's own step (``SequentialLR`` repeats it when a schedule starts)."""
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list:
         raise NotImplementedError
@@ -67,6 +86,10 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Advance (or jump to ``epoch``) and write each group's rate."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -79,12 +102,8 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            if isinstance(group["lr"], Tensor):
-                group["lr"].fill_(lr)
-            else:
-                group["lr"] = lr
-        self._last_lr = [g["lr"].clone() if isinstance(g["lr"], Tensor) else g["lr"]
-                         for g in self.optimizer.param_groups]
+            _set_lr(group, lr)
+        self._last_lr = _current_lrs(self.optimizer)
 
     def _current(self) -> list:
         """The groups' current rates (every ``get_lr`` starts here: warn if called directly)."""
@@ -236,3 +255,60 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Multiply by ``factor`` until epoch ``total_iters``, then restore the base rate."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._current()]
+        if self.last_epoch != self.total_iters:
+            return self._current()
+        return [lr * (1.0 / self.factor) for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay to 0 over ``total_iters`` epochs as ``(1 - t / T) ** power``."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current()
+        t, n = self.last_epoch, self.total_iters
+        decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
+        return [lr * decay for lr in self._current()]
+
+    def _get_closed_form_lr(self) -> list:
+        n = self.total_iters
+        return [base * (1.0 - min(n, self.last_epoch) / n) ** self.power
+                for base in self.base_lrs]
+
+
+from .lr_scheduler_more import (  # noqa: E402 - they subclass LRScheduler above
+    ChainedScheduler,
+    CosineAnnealingWarmRestarts,
+    OneCycleLR,
+    ReduceLROnPlateau,
+    SequentialLR,
+)
+
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
+           "CosineAnnealingLR", "ConstantLR", "PolynomialLR", "SequentialLR",
+           "ChainedScheduler", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts",
+           "OneCycleLR"]
