@@ -87,19 +87,40 @@ def test_a_kernel_of_dead_buffers_only_is_valid_python():
     _same(f, mtc.randn(2))
 
 
-@pytest.mark.xfail(strict=True, reason="known, not fixed: AOT writes a mutated input back "
-                   "under no_grad, and its trace does not refuse an in-place op on a view of a "
-                   "leaf that requires grad (aot_eager refuses it with another message)")
-def test_inplace_on_a_view_of_a_leaf_that_requires_grad_raises_as_eager():
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_inplace_on_a_view_of_a_leaf_that_requires_grad_raises_as_eager(backend):
+    """Was a strict xfail. Dynamo breaks at ``add_`` (AOT's trace raises eager's error) and
+    returns the compiled ``x[:]``, which was a new tensor, not a view of ``x``: under
+    ``inductor`` the eager ``add_`` then ran and wrote ``x``; ``aot_eager`` raised the no_grad
+    view message. Outputs aliasing inputs are now regenerated from the input by view replay
+    (``aot/functional_utils.py``; more cases in ``test_aot_output_aliases.py``)."""
     def f(x):
         return x[:].add_(1)
 
     x = mtc.randn(2, requires_grad=True)
+    before = x.detach().numpy().copy()
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):
         f(x)
     mtc.dynamo.reset()
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):
-        mtc.compile(f)(x)
+        mtc.compile(f, backend=backend)(x)
+    np.testing.assert_array_equal(x.detach().numpy(), before)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_an_input_saved_for_backward_keeps_its_version_check(backend):
+    """Under ``inductor`` an input the backward needs (``cos``'s ``x``) was saved as the new
+    tensor object the compiled forward returned, so writing ``x`` in place after the call went
+    unnoticed and ``backward`` gave ``-sin(3x)`` where eager raises "modified by an inplace
+    operation" (found by ``test_aot_output_aliases``'s random view chains). The runtime now
+    saves the caller's tensor itself (``CompiledPair.saved_inputs``)."""
+    w = mtc.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    x = w * 1
+    mtc.dynamo.reset()
+    out = mtc.compile(lambda x: x.cos(), backend=backend)(x)
+    x.detach().mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
 
 
 def test_t_of_a_vector_is_a_view_not_the_tensor_itself():

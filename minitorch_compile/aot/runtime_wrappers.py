@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..fx._pytree import tree_unflatten
+from .functional_utils import regenerate_outputs
 
 if TYPE_CHECKING:
     from .jit_compile_runtime_wrappers import CompiledPair
@@ -38,6 +39,8 @@ def _runtime_function(pair: CompiledPair):
         def forward(ctx, *tensors):
             fw_outs = list(pair.forward(*tensors))
             outs, extra, saved = fw_outs[:n_out], fw_outs[n_out:num_fwd], fw_outs[num_fwd:]
+            for j, k in pair.saved_inputs:  # the caller's tensor: its version is checked
+                saved[j] = tensors[k]
             # saved sizes (ints) come after the saved tensors, as torch's ctx.symints
             n_tensors = sum(1 for v in saved if isinstance(v, Tensor))
             ctx.save_for_backward(*saved[:n_tensors])
@@ -89,4 +92,6 @@ def _run_entry(entry, tensors: list):
         for k, value in zip(pair.history_inputs, outs[n:]):
             tensors[k].copy_(value)
         outs = outs[:n]
+    if pair.output_info is not None:  # after the writes: a view of an input sees them
+        outs = regenerate_outputs(pair.output_info, tensors, outs, pair.symbols)
     return tree_unflatten(outs, out_spec)
