@@ -211,3 +211,20 @@ def test_an_input_written_under_dynamic_sizes(fn, backend):
                  else mtc.tensor(np.arange(n) % 2 == 0))
         np.testing.assert_array_equal(compiled(a, other).numpy(), fn(b, other).numpy())
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_bad_shape_inputs_grow_only_dims_that_can_grow():
+    """Not a compiler bug: the fuzz test's "input of another shape" made an index with no
+    repeats along a dim longer than the dim it indexes (``index_copy(0, i5, ...)`` with ``i5``
+    of shape ``(3,)`` into a dim of size 2), which cannot exist, so building the input raised
+    ``ValueError: cannot reshape`` in the test itself (seen with ``HYPOTHESIS_PROFILE=slow``,
+    seed 13). Such a dim is no longer grown (``InputSpec.can_grow``)."""
+    from .fuzz_ops_programs import InputSpec
+
+    spec = InputSpec("i5", "index", (2,), "int64", bounds=(2, 2, 2), unique_dim=0)
+    assert not spec.can_grow(0)
+    spec.shape = (1,)
+    assert spec.can_grow(0)
+    spec.shape = (2,)
+    spec.make(0, 4)  # the good shape still builds
+    assert InputSpec("i6", "index", (2,), "int64", bounds=(2, 2, 2)).can_grow(0)

@@ -68,9 +68,11 @@ def _call(thunk):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             warnings.filterwarnings("error", message="inductor:")
+            warnings.filterwarnings("error", message="AOTAutograd:")  # ran the graph eagerly
+            warnings.filterwarnings("error", message="mtc.compile: internal compiler error")
             return thunk()
     except Exception as e:  # noqa: BLE001 - compared with the other side's
-        if "inductor:" in str(e):
+        if any(m in str(e) for m in ("inductor:", "AOTAutograd:", "internal compiler error")):
             raise
         return e
 
@@ -176,7 +178,7 @@ def test_bad_inputs_raise_eagers_error(prog, data):
         return
     # another shape: one input's fixed dim one longer (eager may accept it: then its values)
     spec = data.draw(st.sampled_from(prog.specs))
-    fixed = [d for d, s in enumerate(spec.shape) if s != "N"]
+    fixed = [d for d, s in enumerate(spec.shape) if s != "N" and spec.can_grow(d)]
     if not fixed:
         return
     d = data.draw(st.sampled_from(fixed))
