@@ -228,3 +228,33 @@ def test_bad_shape_inputs_grow_only_dims_that_can_grow():
     spec.shape = (2,)
     spec.make(0, 4)  # the good shape still builds
     assert InputSpec("i6", "index", (2,), "int64", bounds=(2, 2, 2)).can_grow(0)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_dynamic_write_through_a_reshaping_view(backend, grad):
+    """Functionalization scattered a write through a ``view``/``squeeze``/``unsqueeze`` back into
+    its base with ``view(src, <the base's symbolic sizes themselves>)``, so the dynamic graph
+    held the first trace's sizes: under ``aot_eager`` the third call raised "shape '[s0, 1]' is
+    invalid for input of size 5", and Inductor fell back to eager mode ("the size symbol s0 is
+    no input's size"; the slow fuzz profile's dynamic failure with inputs (3, 4) and (3, 1)).
+    The sizes are now ``sym_size`` nodes read at run time."""
+    def f(x0, x1):
+        t = x1 * 2
+        t.squeeze(1).relu_()
+        u = x0 * 2
+        u.view(-1).add_(1)
+        return t, u, x0.clone().unsqueeze(0).mul_(2)[0]
+
+    mtc.dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.filterwarnings("error", message="inductor:")
+        g = mtc.compile(f, backend=backend)
+        for n in (3, 4, 5):
+            rng = np.random.default_rng(n)
+            args = [mtc.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=grad)
+                    for s in ((n, 4), (n, 1))]
+            for got, want in zip(g(*args), f(*args)):
+                np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
+                                           rtol=1e-6)
