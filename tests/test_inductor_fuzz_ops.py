@@ -92,6 +92,17 @@ def _run(fn, prog, variant, grad, bad=None):
     return outs, failed if isinstance(failed, Exception) else [x.grad for x in inputs], inputs
 
 
+def _aliasing(outs, inputs) -> list:
+    """Per output: is it an input, or a view of an input or of another output (``_base``)?
+    Compiled outputs that alias must be real views, as eager's (``aot/functional_utils.py``)."""
+    def which(t, pool, kind):
+        return next((f"{kind}{i}" for i, p in enumerate(pool) if t is p), None)
+
+    return [which(o, inputs, "input ") or (o._base is not None and (
+        which(o._base, inputs, "view of input ") or which(o._base, outs, "view of output ")
+        or "view of an intermediate")) for o in outs]
+
+
 TILES = [None, 16, 48]  # None: the default tiles; else bytes per tile, two threads
 
 
@@ -140,6 +151,7 @@ def _check(prog, backend, variants, grad, bad):
         assert len(got) == len(want)
         for k, (o, e) in enumerate(zip(got, want)):
             _close(o, e, f"output {k}\n{where}")
+        assert _aliasing(got, gin) == _aliasing(want, win), f"aliasing\n{where}"
         for s, a, b in zip(prog.specs, gin, win):
             _close(a, b, f"input {s.name} after the call\n{where}")
         if isinstance(wgrads, Exception) or isinstance(ggrads, Exception):
