@@ -100,39 +100,34 @@ def collect_output_aliases(outs: list, inputs: list, symbols: dict):
     """Classify the traced outputs ``outs`` of a program run on ``inputs`` (torch's
     ``run_functionalized_fw_and_collect_metadata``, output half).
 
-    Returns ``(infos, graph_outs)``: one ``OutputAliasInfo`` per output, and what the graph
-    returns instead — the non-alias outputs, then the intermediate bases."""
-    infos, bases = [], []
-    for o in outs:
-        info = _NON_ALIAS
-        if isinstance(o, Tensor):
-            k, root, chain = _root(o, inputs)
-            if not _replayable(chain, symbols):
-                pass
-            elif k is not None and not chain:
-                info = OutputAliasInfo(OutputType.is_input, k)
-            elif k is not None:
-                info = OutputAliasInfo(OutputType.alias_of_input, k, chain, o._view_no_grad)
-            elif chain:
-                info = ("intermediate", root, chain, o._view_no_grad)
-        infos.append(info)
-    user = [o if i is _NON_ALIAS else None for o, i in zip(outs, infos)]  # may be bases
-    for n, info in enumerate(infos):
-        if not isinstance(info, tuple):
-            continue
-        _, root, chain, no_grad_view = info
-        j = next((j for j, u in enumerate(user) if u is root), None)
-        if j is not None:
-            infos[n] = OutputAliasInfo(OutputType.alias_of_intermediate_base_is_user_output,
-                                       j, chain, no_grad_view)
-            continue
-        j = next((j for j, b in enumerate(bases) if b is root), None)
-        if j is None:
-            j = len(bases)
-            bases.append(root)
-        infos[n] = OutputAliasInfo(OutputType.alias_of_intermediate, j, chain, no_grad_view)
-    if all(i is _NON_ALIAS for i in infos):
+    Returns ``(infos, graph_outs)``: one ``OutputAliasInfo`` per output (``None`` when no
+    output is an alias), and what the graph returns instead — the non-alias outputs, then the
+    intermediate bases.  Two passes: find each output's root and chain; then, for a view of
+    an intermediate, whether that intermediate is a non-alias output or an extra base."""
+    roots = [_root(o, inputs) if isinstance(o, Tensor) else (None, o, ()) for o in outs]
+    roots = [r if _replayable(r[2], symbols) else (None, o, ()) for r, o in zip(roots, outs)]
+    if all(k is None and not chain for k, _, chain in roots):
         return None, list(outs)
+    user = [o if k is None and not chain and isinstance(o, Tensor) else None
+            for o, (k, _, chain) in zip(outs, roots)]  # the bases a view may find here
+    infos, bases = [], []
+    for o, (k, root, chain) in zip(outs, roots):
+        no_grad_view = getattr(o, "_view_no_grad", False)
+        if k is not None:
+            kind = OutputType.alias_of_input if chain else OutputType.is_input
+            infos.append(OutputAliasInfo(kind, k, chain, no_grad_view))
+        elif not chain:
+            infos.append(_NON_ALIAS)
+        elif any(root is u for u in user):
+            j = next(j for j, u in enumerate(user) if u is root)
+            infos.append(OutputAliasInfo(OutputType.alias_of_intermediate_base_is_user_output,
+                                         j, chain, no_grad_view))
+        else:
+            if not any(root is b for b in bases):
+                bases.append(root)
+            j = next(j for j, b in enumerate(bases) if b is root)
+            infos.append(OutputAliasInfo(OutputType.alias_of_intermediate, j, chain,
+                                         no_grad_view))
     return infos, [o for o, i in zip(outs, infos) if i is _NON_ALIAS] + bases
 
 
