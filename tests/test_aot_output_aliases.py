@@ -181,26 +181,36 @@ _VIEWS = {
     "unsqueeze": lambda t: t.unsqueeze(0),
     "flatten": lambda t: t.reshape(-1),
     "detach": lambda t: t.detach(),
+    "expand": lambda t: t.expand(2, *t.shape),
+    "permute": lambda t: t.permute(*reversed(range(t.dim()))),
+    "narrow": lambda t: t.narrow(0, 1, 1),
+    "chunk": lambda t: t.chunk(2)[-1],
 }
+_NEEDS_DIM = {"t": 1, "slice": 1, "select": 1, "flatten": 1, "narrow": 1, "chunk": 1}
+_WRITES = {"mul_": lambda t: t.mul_(3), "zero_": lambda t: t.zero_(),
+           "copy_": lambda t: t.copy_(t.detach() + 1)}
 
 
 @given(chain=st.lists(st.sampled_from(sorted(_VIEWS)), min_size=1, max_size=3),
-       from_input=st.booleans(), backend=st.sampled_from(BACKENDS))
-def test_random_view_chains_then_an_inplace_op(chain, from_input, backend):
-    """Views of an input or of an intermediate, returned; then an in-place op on the output and
-    a backward: values, errors and gradients as eager's."""
+       from_input=st.booleans(), backend=st.sampled_from(BACKENDS),
+       write=st.sampled_from(sorted(_WRITES)), grad_mode=st.booleans())
+def test_random_view_chains_then_an_inplace_op(chain, from_input, backend, write, grad_mode):
+    """Views of an input or of an intermediate, returned (the call with grad mode on or off);
+    then an in-place op on the output and a backward: values, errors and gradients as
+    eager's."""
     def fn(x):
         t = x if from_input else x * 2
         for name in chain:
-            if t.dim() == 0 and name in ("t", "slice", "select", "flatten"):
+            if t.dim() < _NEEDS_DIM.get(name, 0):
                 continue
             t = _VIEWS[name](t)
         return t, x.cos()
 
     def post(w, outs):
         out, c = outs
-        facts = [type(out.grad_fn).__name__, out._base is post.x, out.shape]
-        out.mul_(3)
+        facts = [type(out.grad_fn).__name__, out._base is post.x, out.shape,
+                 out.requires_grad]
+        _WRITES[write](out)
         loss = (post.x * post.x).sum() + c.sum()
         if out.requires_grad:
             loss = loss + out.sum()
@@ -220,7 +230,34 @@ def test_random_view_chains_then_an_inplace_op(chain, from_input, backend):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                results.append(post(w, g(post.x)))
+                with mtc.set_grad_enabled(grad_mode):
+                    outs = g(post.x)
+                results.append(post(w, outs))
         except RuntimeError as e:
             results.append(("raised", str(e)))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_detach_of_a_view_of_an_input_shares_its_memory(backend):
+    """A ``detach()`` has no ``_base``; it remembers what it detached (weakly) so the compiled
+    output is regenerated from the input (found by the random chains: ``x.chunk(2)[-1]
+    .detach()`` was a copy under Inductor, so writing it left ``x`` unchanged)."""
+    def post(x, outs):
+        outs[0].copy_(outs[0] + 1)
+        return [_np(x), outs[0].requires_grad]
+
+    make = lambda: mtc.tensor(np.arange(12.0).reshape(4, 3))  # noqa: E731
+    _both(lambda x: (x.chunk(2)[-1].detach(), x.cos()), make, post, backend)
+
+
+def test_a_detached_tensor_does_not_keep_its_base_alive():
+    import gc
+    import weakref
+
+    x = mtc.randn(3, requires_grad=True)
+    y = x * 2
+    d, ref = y.detach(), weakref.ref(y)
+    del y
+    gc.collect()
+    assert ref() is None and d._detached_from[0]() is None

@@ -20,7 +20,7 @@ run time** from its base by replaying the chain of view ops, in eager mode, unde
     output kind                       graph returns         run time
     non_alias                         the output            the graph's output
     is_input          (``o is x``)    nothing               the input itself
-    alias_of_input    (``o._base`` is an input, or shares its memory through detach)
+    alias_of_input    (``o._base`` is an input, or ``o`` a detach of a view of one)
                                       nothing               replay(chain, input)
     alias_of_intermediate_base_is_user_output
                       (``o._base`` is another, non-alias output)
@@ -73,12 +73,11 @@ def _root(t, inputs: list):
     if t._base is not None:
         k, root, chain = _root(t._base, inputs)
         return k, root, chain + tuple(t._view_chain or ())
-    if t._vc is not None:  # a detach() shares memory (and its version counter) without a base
-        for k, inp in enumerate(inputs):
-            if inp._vc is t._vc:
-                from ..ops._ops import ops
-
-                return k, inp, ((ops.aten.detach.default, ()),)
+    if t._detached_from is not None:  # a detach() shares memory without a base
+        base, chain = t._detached_from[0](), t._detached_from[1]
+        if base is not None:
+            k, root, before = _root(base, inputs)
+            return k, root, before + chain
     return None, t, ()
 
 
@@ -112,7 +111,8 @@ def collect_output_aliases(outs: list, inputs: list, symbols: dict):
             for o, (k, _, chain) in zip(outs, roots)]  # the bases a view may find here
     infos, bases = [], []
     for o, (k, root, chain) in zip(outs, roots):
-        no_grad_view = getattr(o, "_view_no_grad", False)
+        # (a detach is no autograd view, whatever the grad mode it was made in)
+        no_grad_view = getattr(o, "_view_no_grad", False) and o._base is not None
         if k is not None:
             kind = OutputType.alias_of_input if chain else OutputType.is_input
             infos.append(OutputAliasInfo(kind, k, chain, no_grad_view))
