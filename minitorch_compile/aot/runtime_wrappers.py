@@ -9,7 +9,9 @@ and backward.  At run time:
   saves exactly the saved values (tensors with ``save_for_backward``, sizes as ``ctx.symints``)
   and writes mutated inputs back; ``backward`` runs the compiled backward on them and places
   each gradient at its input;
-* without one, ``_run_entry`` runs the forward and writes the mutated inputs back itself.
+* without one, ``_run_entry`` runs the forward and writes the mutated inputs back itself;
+* then outputs that alias inputs or each other, which the graph does not return, are
+  regenerated from their bases by view replay (``functional_utils.regenerate_outputs``).
 
 Invariant: the compiled forward is functional — it never writes an input.  Input mutations
 are extra forward outputs, copied into the caller's tensors (``_apply_mutations``) only after
@@ -39,7 +41,7 @@ def _runtime_function(pair: CompiledPair):
         def forward(ctx, *tensors):
             fw_outs = list(pair.forward(*tensors))
             outs, extra, saved = fw_outs[:n_out], fw_outs[n_out:num_fwd], fw_outs[num_fwd:]
-            for j, k in pair.saved_inputs:  # the caller's tensor: its version is checked
+            for j, k in pair.saved_inputs:  # the caller's tensor, so its version is checked
                 saved[j] = tensors[k]
             # saved sizes (ints) come after the saved tensors, as torch's ctx.symints
             n_tensors = sum(1 for v in saved if isinstance(v, Tensor))
