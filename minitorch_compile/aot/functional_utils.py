@@ -73,10 +73,10 @@ def _root(t, inputs: list):
     if t._base is not None:
         k, root, chain = _root(t._base, inputs)
         return k, root, chain + tuple(t._view_chain or ())
-    if t._detached_from is not None:  # a detach() shares memory without a base
-        base, chain = t._detached_from[0](), t._detached_from[1]
-        if base is not None:
-            k, root, before = _root(base, inputs)
+    if t._detached_from is not None:  # a detach() shares memory without a base; as torch
+        base, chain = t._detached_from[0](), t._detached_from[1]  # (which compares storages
+        k, root, before = _root(base, inputs) if base is not None else (None, t, ())
+        if k is not None:  # with inputs' only), a detach of an intermediate is no alias
             return k, root, before + chain
     return None, t, ()
 
