@@ -93,14 +93,21 @@ def _run(fn, prog, variant, grad, bad=None):
 
 
 def _aliasing(outs, inputs) -> list:
-    """Per output: is it an input, or a view of an input or of another output (``_base``)?
-    Compiled outputs that alias must be real views, as eager's (``aot/functional_utils.py``)."""
+    """Per output: is it an input, or a view of an input, of another output, or of a base
+    it shares with another output?  Compiled outputs that alias must be real views, as
+    eager's (``aot/functional_utils.py``); the only view of a hidden intermediate need not."""
     def which(t, pool, kind):
         return next((f"{kind}{i}" for i, p in enumerate(pool) if t is p), None)
 
-    return [which(o, inputs, "input ") or (o._base is not None and (
-        which(o._base, inputs, "view of input ") or which(o._base, outs, "view of output ")
-        or "view of an intermediate")) for o in outs]
+    def kind(o):
+        if o._base is None:
+            return which(o, inputs, "input ")
+        shared = [j for j, p in enumerate(outs) if p._base is o._base]
+        return which(o, inputs, "input ") or which(o._base, inputs, "view of input ") or \
+            which(o._base, outs, "view of output ") or \
+            (f"shares a base with output {shared[0]}" if len(shared) > 1 else None)
+
+    return [kind(o) for o in outs]
 
 
 TILES = [None, 16, 48]  # None: the default tiles; else bytes per tile, two threads

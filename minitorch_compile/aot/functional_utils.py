@@ -35,8 +35,10 @@ the new values and history.  A view made with grad mode off (``_view_no_grad``) 
 with grad mode off, so an in-place op on it raises eager's error.  A view chain's sizes may be
 symbols (``x.view(s0 * 2)``): they are evaluated on the call's input sizes.  An output whose
 chain holds a symbol that is not an input size stays a non-alias output (as before this
-module: a copy, never a crash).  Deviations from torch: no ``as_strided`` fallback (every one
-of our views has a chain), no ``unsafe_view_alias`` / ``custom_function_view`` kinds.
+module: a copy, never a crash).  As torch (``unsafe_view_alias``), the *only* output view of
+an intermediate that is no output is returned as a plain output: nobody else sees its base.
+Deviations from torch: no ``as_strided`` fallback (every one of our views has a chain), and no
+``custom_function_view`` kind.
 """
 
 from __future__ import annotations
@@ -122,6 +124,12 @@ def collect_output_aliases(outs: list, inputs: list, symbols: dict):
             j = next(j for j, u in enumerate(user) if u is root)
             infos.append(OutputAliasInfo(OutputType.alias_of_intermediate_base_is_user_output,
                                          j, chain, no_grad_view))
+        elif sum(1 for r in roots if r[1] is root and r[2]) == 1:
+            # torch's Note [Intermediate Bases Optimization] (``unsafe_view_alias``): the only
+            # view of an intermediate nothing else can reach is returned as is — a write
+            # through it changes nothing the caller can see, and an extra base output would
+            # cost a kernel (a matmul's 3-D ``view`` of its ``bmm``, for one)
+            infos.append(_NON_ALIAS)
         else:
             if not any(root is b for b in bases):
                 bases.append(root)

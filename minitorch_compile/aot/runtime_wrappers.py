@@ -48,7 +48,8 @@ def _runtime_function(pair: CompiledPair):
             ctx.save_for_backward(*saved[:n_tensors])
             ctx.symints = saved[n_tensors:]
             _apply_mutations(pair, tensors, extra)
-            outs = [o.detach() if any(o is t for t in tensors) else o for o in outs]
+            outs = [o.detach() if any(o is t for t in tensors) else _unsafe_view(o, tensors)
+                    for o in outs]
             non_diff = [o for i, o in enumerate(outs) if isinstance(o, Tensor)
                         and i not in pair.diff_outputs]
             ctx.mark_non_differentiable(*non_diff)
@@ -67,6 +68,16 @@ def _runtime_function(pair: CompiledPair):
             return tuple(full)
 
     return CompiledFunction
+
+
+def _unsafe_view(o, tensors):
+    """A graph output that is a view of an intermediate (the only one: see
+    ``functional_utils.py``) as a plain tensor over the same memory — torch's
+    ``aten._unsafe_view`` — so an in-place op on it is not refused as a write to a view made
+    inside a custom Function."""
+    if not isinstance(o, Tensor) or o._base is None or any(o._base is t for t in tensors):
+        return o
+    return type(o)._make(o._data, o._device)
 
 
 def _apply_mutations(pair, tensors, extra) -> None:
