@@ -19,6 +19,8 @@ counter, ``detach``) is the base class ``TensorAutogradState`` in ``_tensor_auto
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import _dtype
@@ -52,6 +54,10 @@ class Tensor(TensorAutogradState):
     _multi_output_view = None
     _view_version = 0
     _view_no_grad = False
+    # a detach() (of a view) has no _base; ``_detached_from`` keeps ``(weakref to the base,
+    # chain)`` anyway, so AOTAutograd can regenerate a compiled output that is one
+    # (aot/functional_utils.py).  Weak: a kept ``loss.detach()`` must not keep loss's graph.
+    _detached_from = None
     _grad_accumulator = None
     _has_torch_dispatch = False  # True on subclasses that define __torch_dispatch__
     _is_inference = False  # made under autograd.inference_mode (see grad_mode.py)
@@ -124,6 +130,8 @@ class Tensor(TensorAutogradState):
         vc = parent._get_vc()
         self._vc = vc
         if op.name == "detach":
+            base = parent._base if parent._base is not None else parent
+            self._detached_from = (weakref.ref(base), (parent._view_chain or ()) + ((op, rest),))
             return
         if parent._multi_output_view is not None:  # a view of unbind's output: the same rule
             self._multi_output_view = (None, 0)

@@ -73,6 +73,14 @@ class InputSpec:
             return mtc.from_numpy(np.broadcast_to(a, shape))
         return mtc.from_numpy(rng.standard_normal(shape).astype(dt))
 
+    def can_grow(self, d: int) -> bool:
+        """Can dim ``d`` be one longer (``test_bad_inputs_raise_eagers_error``)?  Not an index's
+        no-repeats dim that would then be longer than the dim it indexes: no such index
+        exists (with repeats, ``index_copy``'s result is not defined)."""
+        if self.kind != "index" or self.unique_dim is None:
+            return True
+        return d != self.unique_dim % len(self.shape) or self.shape[d] < min(self.bounds)
+
     def _indices(self, rng, shape, bound):
         lo = -bound if self.wrap else 0
         if self.unique_dim is None or not shape:

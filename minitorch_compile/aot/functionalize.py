@@ -94,6 +94,8 @@ class _Walk:
             if is_symbolic(size):
                 size_node = self.graph.call_function(sym_size, (node, d))
                 size_node.meta["val"] = size
+                if self.tag is not None:
+                    size_node.meta["partitioner_tag"] = self.tag
                 size = size_node
             sizes.append(size)
         return sizes
@@ -126,8 +128,9 @@ class _Walk:
     def write(self, target, new) -> None:
         if target in self.view_of:
             base, chain, _ = self.view_of[target]
+            # sizes as graph arguments (``view(src, [sym_size(x, 0), 4])``), never the symbols
             self.latest[base] = scatter(self.current(base), new, chain, self.emit,
-                                        self.shape_of)
+                                        self._sizes_of)
         else:
             base = target
             self.latest[base] = new

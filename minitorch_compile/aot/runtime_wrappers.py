@@ -9,7 +9,9 @@ and backward.  At run time:
   saves exactly the saved values (tensors with ``save_for_backward``, sizes as ``ctx.symints``)
   and writes mutated inputs back; ``backward`` runs the compiled backward on them and places
   each gradient at its input;
-* without one, ``_run_entry`` runs the forward and writes the mutated inputs back itself.
+* without one, ``_run_entry`` runs the forward and writes the mutated inputs back itself;
+* then outputs that alias inputs or each other, which the graph does not return, are
+  regenerated from their bases by view replay (``functional_utils.regenerate_outputs``).
 
 Invariant: the compiled forward is functional — it never writes an input.  Input mutations
 are extra forward outputs, copied into the caller's tensors (``_apply_mutations``) only after
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..fx._pytree import tree_unflatten
+from .functional_utils import regenerate_outputs
 
 if TYPE_CHECKING:
     from .jit_compile_runtime_wrappers import CompiledPair
@@ -38,12 +41,15 @@ def _runtime_function(pair: CompiledPair):
         def forward(ctx, *tensors):
             fw_outs = list(pair.forward(*tensors))
             outs, extra, saved = fw_outs[:n_out], fw_outs[n_out:num_fwd], fw_outs[num_fwd:]
+            for j, k in pair.saved_inputs:  # the caller's tensor, so its version is checked
+                saved[j] = tensors[k]
             # saved sizes (ints) come after the saved tensors, as torch's ctx.symints
             n_tensors = sum(1 for v in saved if isinstance(v, Tensor))
             ctx.save_for_backward(*saved[:n_tensors])
             ctx.symints = saved[n_tensors:]
             _apply_mutations(pair, tensors, extra)
-            outs = [o.detach() if any(o is t for t in tensors) else o for o in outs]
+            outs = [o.detach() if any(o is t for t in tensors) else _unsafe_view(o, tensors)
+                    for o in outs]
             non_diff = [o for i, o in enumerate(outs) if isinstance(o, Tensor)
                         and i not in pair.diff_outputs]
             ctx.mark_non_differentiable(*non_diff)
@@ -62,6 +68,16 @@ def _runtime_function(pair: CompiledPair):
             return tuple(full)
 
     return CompiledFunction
+
+
+def _unsafe_view(o, tensors):
+    """A graph output that is a view of an intermediate (the only one: see
+    ``functional_utils.py``) as a plain tensor over the same memory — torch's
+    ``aten._unsafe_view`` — so an in-place op on it is not refused as a write to a view made
+    inside a custom Function."""
+    if not isinstance(o, Tensor) or o._base is None or any(o._base is t for t in tensors):
+        return o
+    return type(o)._make(o._data, o._device)
 
 
 def _apply_mutations(pair, tensors, extra) -> None:
@@ -89,4 +105,6 @@ def _run_entry(entry, tensors: list):
         for k, value in zip(pair.history_inputs, outs[n:]):
             tensors[k].copy_(value)
         outs = outs[:n]
+    if pair.output_info is not None:  # after the writes: a view of an input sees them
+        outs = regenerate_outputs(pair.output_info, tensors, outs, pair.symbols)
     return tree_unflatten(outs, out_spec)

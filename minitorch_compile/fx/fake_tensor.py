@@ -179,4 +179,5 @@ def _wrap_outputs(out, bound, device, mode, source):
         fake._vc, fake._base = out._vc, out._base
         fake._view_chain, fake._view_version = out._view_chain, out._view_version
         fake._view_no_grad = out._view_no_grad
+        fake._detached_from = out._detached_from
     return fake
