@@ -62,6 +62,8 @@ class OutputAliasInfo:
     base_idx: int | None = None  # input position / extra graph output / user output
     chain: tuple = ()  # ((view op, rest args), ...) from the base to the output
     no_grad_view: bool = False  # made with grad mode off: replayed with grad mode off
+    multi_output_view: tuple | None = None  # an output of unbind/split/chunk: (name, index)
+    node_name: str | None = None  # TBackward0: a node eager names after the view it decomposes
 
 
 _NON_ALIAS = OutputAliasInfo(OutputType.non_alias)
@@ -115,15 +117,20 @@ def collect_output_aliases(outs: list, inputs: list, symbols: dict):
     for o, (k, root, chain) in zip(outs, roots):
         # (a detach is no autograd view, whatever the grad mode it was made in)
         no_grad_view = getattr(o, "_view_no_grad", False) and o._base is not None
+        multi = getattr(o, "_multi_output_view", None)
+        named = "TBackward0" if type(getattr(o, "grad_fn", None)).__name__ == "TBackward0" \
+            else None
         if k is not None:
             kind = OutputType.alias_of_input if chain else OutputType.is_input
-            infos.append(OutputAliasInfo(kind, k, chain, no_grad_view))
+            infos.append(OutputAliasInfo(kind, k, chain, no_grad_view, multi,
+                                         named))
         elif not chain:
             infos.append(_NON_ALIAS)
         elif any(root is u for u in user):
             j = next(j for j, u in enumerate(user) if u is root)
             infos.append(OutputAliasInfo(OutputType.alias_of_intermediate_base_is_user_output,
-                                         j, chain, no_grad_view))
+                                         j, chain, no_grad_view, multi,
+                                         named))
         elif sum(1 for r in roots if r[1] is root and r[2]) == 1:
             # torch's Note [Intermediate Bases Optimization] (``unsafe_view_alias``): the only
             # view of an intermediate nothing else can reach is returned as is — a write
@@ -135,7 +142,7 @@ def collect_output_aliases(outs: list, inputs: list, symbols: dict):
                 bases.append(root)
             j = next(j for j, b in enumerate(bases) if b is root)
             infos.append(OutputAliasInfo(OutputType.alias_of_intermediate, j, chain,
-                                         no_grad_view))
+                                         no_grad_view, multi, named))
     return infos, [o for o, i in zip(outs, infos) if i is _NON_ALIAS] + bases
 
 
@@ -166,8 +173,16 @@ def gen_alias_from_base(base: Tensor, info: OutputAliasInfo, sizes: dict) -> Ten
         else info.chain
     if info.no_grad_view:
         with no_grad():
-            return replay(base, chain)
-    return replay(base, chain)
+            out = replay(base, chain)
+    else:
+        out = replay(base, chain)
+    if info.multi_output_view is not None:  # eager's rule for unbind/split/chunk outputs: no
+        out._multi_output_view = info.multi_output_view  # in-place op (torch: CompiledFunction's)
+    if info.node_name is not None:  # t() replays as the transpose it decomposes into
+        from ..ops.views import _name_grad_fn
+
+        _name_grad_fn(out, info.node_name)
+    return out
 
 
 def regenerate_outputs(infos: list, tensors: list, graph_outs: list, symbols: dict) -> list:

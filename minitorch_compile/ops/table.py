@@ -298,8 +298,11 @@ def _hints(v):
 
 
 def check_writable(self: Tensor) -> None:
-    """torch's ``assert_no_internal_overlap``: an expanded view cannot be written."""
-    if not self._data.flags.writeable:
+    """torch's ``assert_no_internal_overlap``: an expanded view cannot be written — a read-only
+    numpy broadcast, or any array with a stride-0 dim of size > 1 (torch's ``has_internal_overlap``
+    rule; a compiled kernel's expanded output is such an array)."""
+    a = self._data
+    if not a.flags.writeable or any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation.")
