@@ -237,7 +237,7 @@ def _optimized_module_class():
 
     class OptimizedModule(Module):
         """``mtc.compile(module)``: calls go to the compiled ``forward`` of ``_orig_mod`` (a
-        module with forward hooks, or a ``forward`` of its own, runs eagerly)."""
+        module with forward or backward hooks, or a ``forward`` of its own, runs eagerly)."""
 
         def __init__(self, mod, jit):
             super().__init__()
@@ -246,7 +246,8 @@ def _optimized_module_class():
 
         def forward(self, *args, **kwargs):
             mod = self._orig_mod
-            if mod._forward_hooks or mod._forward_pre_hooks or "forward" in vars(mod):
+            if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks or \
+                    mod._backward_pre_hooks or "forward" in vars(mod):
                 return mod(*args, **kwargs)  # what mod(x) would run: hooks, its own forward
             return self._jit(mod, *args, **kwargs)
 

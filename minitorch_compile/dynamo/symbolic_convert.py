@@ -287,8 +287,9 @@ class InstructionTranslator(BreakVerdicts, InstructionTranslatorBase):
         if name in self.frame_closure and name not in self.closure_cells:
             vt = VariableBuilder(self, FreeVarSource(name))(self.frame_closure[name])
             self.closure_cells[name] = ValueCell(vt, self, name)
-        if name not in self.closure_cells and name not in self.symbolic_locals:
-            self.materialize_local(name)
+        if name not in self.closure_cells and name not in self.symbolic_locals and \
+                self.is_bound_argument(name):  # a cell not assigned yet is fine to close over
+            self.materialize_local(name)  # (3.11's walrus in a comprehension, a late def)
         super().push_closure_cell(name)
 
 
