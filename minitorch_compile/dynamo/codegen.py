@@ -188,7 +188,7 @@ def _is_new_mutable(vt) -> bool:
 
 
 def _is_new_object(vt) -> bool:
-    from .variables.misc import NewObjectVariable
+    from .variables.user_defined import NewObjectVariable
 
     return isinstance(vt, NewObjectVariable)
 

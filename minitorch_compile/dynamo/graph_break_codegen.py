@@ -72,8 +72,9 @@ def _eager_rest_function(code, closure, backend):
 
 def _user_callable(vt) -> bool:
     from .variables.functions import BaseUserFunctionVariable
-    from .variables.misc import GetAttrVariable, NewObjectVariable, UserDefinedObjectVariable
+    from .variables.misc import GetAttrVariable
     from .variables.nn_module import NNModuleVariable
+    from .variables.user_defined import NewObjectVariable, UserDefinedObjectVariable
 
     if isinstance(vt, GetAttrVariable):  # (an optimizer's too: its step is its own frame)
         return _user_callable(vt.obj) or (isinstance(vt.obj, UserDefinedObjectVariable)
@@ -87,7 +88,8 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     """Append to ``cg`` the code that finishes a frame which broke at ``brk``."""
     import dis as _dis
 
-    from .variables.misc import NullVariable, WithExitFunctionVariable
+    from .variables.ctx_manager import WithExitFunctionVariable
+    from .variables.misc import NullVariable
 
     inst, stack = brk.inst, brk.stack
     n_stack = len(stack)

@@ -283,14 +283,15 @@ def _label(value) -> str:
 
 
 def _is_literal(value) -> bool:
-    """Does ``repr(value)`` evaluate back to an equal value inside a guard?"""
-    if isinstance(value, (float, complex)):
+    """Does ``repr(value)`` evaluate back to an equal value inside a guard?  (Not for a
+    subclass: an ``IntEnum`` member reprs as ``<Level.HIGH: 3>``.)"""
+    if type(value) in (float, complex):
         return cmath.isfinite(value)
     if isinstance(value, (tuple, list)):
         return all(_is_literal(v) for v in value)
     if isinstance(value, slice):
         return all(_is_literal(v) for v in (value.start, value.stop, value.step))
-    return value is None or value is Ellipsis or isinstance(value, (int, str, bytes, range))
+    return value is None or value is Ellipsis or type(value) in (int, bool, str, bytes, range)
 
 
 def _check_type_id(v, tid) -> bool:

@@ -47,9 +47,7 @@ from .variables.functions import ValueCell
 from .variables.lists import (
     GeneratorVariable,
 )
-from .variables.misc import (
-    NullVariable,
-)
+from .variables.misc import NullVariable
 
 MAX_INSTRUCTIONS = 200_000
 MAX_INLINE_DEPTH = 32

@@ -81,7 +81,7 @@ class LocalCell:
 
 def bind_args(tx, fn_obj, args, kwargs, default_vt) -> dict:
     """Bind tracker arguments to ``fn_obj``'s parameters; defaults via ``default_vt(kind, i)``."""
-    sig = inspect.signature(fn_obj)
+    sig = inspect.signature(fn_obj, follow_wrapped=False)  # its own (not @wraps's)
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:

@@ -110,7 +110,7 @@ class NNModuleVariable(VariableTracker):
         if isinstance(cls_attr, staticmethod):
             return VariableBuilder(tx, src)(cls_attr.__func__)
         if isinstance(cls_attr, classmethod):
-            from .misc import UserDefinedClassVariable
+            from .user_defined import UserDefinedClassVariable
 
             return UserMethodVariable(cls_attr.__func__, UserDefinedClassVariable(type(m)))
         if cls_attr is not None and not callable(cls_attr):
