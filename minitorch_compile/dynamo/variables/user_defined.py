@@ -11,6 +11,7 @@ user objects runs their Python ``__add__``/``__radd__``/... inlined (``binary_du
 from __future__ import annotations
 
 import abc
+import enum
 import inspect
 import operator
 import types
@@ -40,6 +41,18 @@ class UserDefinedClassVariable(VariableTracker):
         if isinstance(value, (staticmethod, classmethod)):
             value = getattr(self.cls, name)
         return VariableBuilder(tx, src)(value)
+
+    def has_unpack_var_sequence(self, tx) -> bool:
+        return isinstance(self.cls, enum.EnumMeta)
+
+    def unpack_var_sequence(self, tx) -> list:
+        """``for c in Color``: the members, in definition order (the class is pinned by its
+        ID_MATCH, and its members cannot change)."""
+        if not isinstance(self.cls, enum.EnumMeta):
+            return super().unpack_var_sequence(tx)
+        from .constant import EnumVariable
+
+        return [EnumVariable(m) for m in self.cls]
 
     def call_function(self, tx, args, kwargs):
         from ..._device import device
