@@ -109,7 +109,7 @@ PROGRAMS = {
             print("break")
             push(x.sin())
             return acc
-        """, lambda lib: one(lib, 3), "after test_functions.py (a tensor in a cell across a break)"),
+        """, lambda lib: one(lib, 3), "after test_functions.py (a tensor cell across a break)"),
     "walrus_plain": P("""
         def f(x):
             if (n := x.shape[0]) > 2:
