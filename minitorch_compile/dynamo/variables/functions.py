@@ -18,6 +18,7 @@ from __future__ import annotations
 import dis
 import functools
 import inspect
+import itertools
 import types
 
 from ..exc import unimplemented
@@ -249,6 +250,17 @@ def _make_nested(code, qualname, f_globals, defaults, *values):
     return fn
 
 
+_CODE_NUMBERS: dict = {}  # id(code) -> (code, n): a short stable name per nested code object
+_next_code_number = itertools.count()
+
+
+def _code_number(code) -> int:
+    hit = _CODE_NUMBERS.get(id(code))
+    if hit is None or hit[0] is not code:
+        hit = _CODE_NUMBERS[id(code)] = (code, next(_next_code_number))
+    return hit[1]
+
+
 def _make_with_cells(code, qualname, f_globals, defaults, *cells):
     """The nested function, made at run time with the frame's own cells."""
     fn = types.FunctionType(code, f_globals, code.co_name, defaults, cells)
@@ -322,7 +334,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         if self._uses_shared_cells(codegen):  # made with the transformed code's own cells
             make = functools.partial(_make_with_cells, self.code, self.qualname, self.f_globals)
             codegen.load_global_object(
-                f"___make_{self.code.co_name.strip('<>')}_cells_{id(self.code)}", make)
+                f"___make_{self.code.co_name.strip('<>')}_cells_{_code_number(self.code)}", make)
             if self.defaults:
                 codegen.reconstruct(self.defaults)
             else:
