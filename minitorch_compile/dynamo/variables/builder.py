@@ -285,6 +285,10 @@ def _is_mutable(value) -> bool:
 
 
 def wrap_constant_attr(vt, name):
+    if name == "fromkeys" and vt.as_python_constant() is dict:  # dict.fromkeys(keys, v)
+        from .dicts import DictFromKeysVariable
+
+        return DictFromKeysVariable(dict)
     value = getattr(vt.as_python_constant(), name)
     if is_constant_value(value):
         return ConstantVariable(value)

@@ -11,6 +11,7 @@ user objects runs their Python ``__add__``/``__radd__``/... inlined (``binary_du
 from __future__ import annotations
 
 import abc
+import collections
 import enum
 import inspect
 import operator
@@ -37,6 +38,10 @@ class UserDefinedClassVariable(VariableTracker):
         from .builder import VariableBuilder
 
         src = AttrSource(self.source, name) if self.source is not None else None
+        if name == "fromkeys" and self.cls in (collections.OrderedDict, collections.defaultdict):
+            from .dicts import DictFromKeysVariable
+
+            return DictFromKeysVariable(self.cls)
         value = getattr(self.cls, name)
         if isinstance(value, (staticmethod, classmethod)):
             value = getattr(self.cls, name)
