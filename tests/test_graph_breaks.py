@@ -995,6 +995,32 @@ def test_a_nested_function_assigning_its_free_variable_shares_the_frames_cell():
     assert resume.co_freevars == ("n",) and "n" not in resume.co_cellvars
 
 
+def nested_function_setting_a_cell_after_the_break(x, flag):
+    def set_k():
+        nonlocal k
+        k = 2
+    print("made set_k")
+    if flag:
+        set_k()
+    return x * k  # noqa: F821 (bound by set_k, or unbound: the error eager raises)
+    k = 0  # (never runs: it makes `k` a cell of this function, bound only by set_k)
+
+
+def test_a_shared_cell_written_after_the_break_or_never():
+    # the cell `k` is empty at the break; set_k, live there, writes the cell the resume
+    # function reads — or nobody does, and reading it raises eager's UnboundLocalError (not the
+    # NameError of an empty free variable)
+    f = nested_function_setting_a_cell_after_the_break
+    cf = mtc.compile(f, backend="eager")
+    x = rg(3)
+    assert mtc.allclose(cf(x, True), f(x, True))
+    with pytest.raises(UnboundLocalError, match="'k'"):
+        f(x, False)
+    with pytest.raises(UnboundLocalError, match="'k'"):
+        cf(x, False)
+    assert all(e.reason is None for e in mtc.dynamo.cache_entries(f))
+
+
 # ============================================================== explain, cache views, logs
 def test_explain_counts_graphs_and_breaks_with_their_lines():
     out = mtc.dynamo.explain(function)({"x": rg(10), "y": rg(10)})
