@@ -84,6 +84,8 @@ class UserDefinedClassVariable(VariableTracker):
         made = _new_collection(tx, cls, args, kwargs)
         if made is not None:
             return made
+        if cls.__module__ in _STATELESS_MODULE_FILES:  # nn.Softmax(dim=-1)(x), as torch
+            return _new_stateless_module(cls, args, kwargs)
         if _plain_class(cls):  # a new object: built empty, its __init__ inlined
             obj = NewObjectVariable(object.__new__(cls))
             init = cls.__init__
@@ -132,6 +134,34 @@ def _new_collection(tx, cls, args, kwargs):
             unimplemented("deque(maxlen=...) that is not a non-negative int (eager raises)")
         return DequeVariable(args[0].unpack_var_sequence(tx) if args else [], maxlen=limit)
     return None
+
+
+# mtc's modules without parameters or buffers, made by the program inside compiled code
+_STATELESS_MODULE_FILES = {"minitorch_compile.nn.modules.activation",
+                           "minitorch_compile.nn.modules.flatten",
+                           "minitorch_compile.nn.modules.dropout"}
+
+
+def _new_stateless_module(cls, args, kwargs):
+    """``nn.Softmax(dim=-1)`` called in the traced code: made now from constant arguments (its
+    ``__init__`` only stores them) and inlined when called, as torch inlines it; it cannot
+    leave the frame (a break or a return with it is unsupported)."""
+    from .nn_module import NNModuleVariable
+
+    if not all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+        unimplemented(f"{cls.__name__}(...) with arguments that are not constants")
+    try:
+        module = cls(*[a.as_python_constant() for a in args],
+                     **{k: v.as_python_constant() for k, v in kwargs.items()})
+    except Exception as e:  # the user's error: eager mode raises it
+        unimplemented(f"{type(e).__name__} making {cls.__name__}: {e}")
+    if module._parameters or module._buffers or module._modules:
+        unimplemented(f"making {cls.__name__} (it has parameters) inside compiled code")
+
+    class NewModuleVariable(NNModuleVariable):
+        def reconstruct(self, codegen) -> None:
+            unimplemented(f"a {cls.__name__} made inside compiled code cannot leave it")
+    return NewModuleVariable(module)
 
 
 def _plain_class(cls: type) -> bool:
