@@ -377,9 +377,6 @@ TORCH_COUNTS = {
     'while_int_counter': (1, 1, 0, (3,)),
 }
 
-_RESHAPE_ONES = ("ints of a tuple argument given to reshape become symbols in both (second "
-                 "compile); torch 2.13's reshape also guards each `!= 1`, so (6, 1) compiles a "
-                 "third time; mtc guards only the product (== 6) and reuses the entry")
 DIFFERS = {}
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
