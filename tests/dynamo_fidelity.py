@@ -260,16 +260,19 @@ def _torch_counts_in_a_fresh_interpreter(module: str, name: str) -> tuple:
 
 
 def fidelity_tests(programs: dict, torch_table: dict, differs: dict | None = None,
-                   torch_raises: dict | None = None):
+                   torch_raises: dict | None = None, torch_wrong: dict | None = None):
     """The two tests every fidelity file runs over its programs, for its module to bind:
     compiled == eager with torch's counts (or ``differs``'), and the table is torch's now.
     ``torch_raises``: programs torch 2.13 gets *wrong* (``{name: exception type name}``, a
     torch bug: mtc's counts are then in ``differs``); the second test checks torch still
-    raises, so a fixed torch shows up."""
+    raises, so a fixed torch shows up.  ``torch_wrong``: programs whose compiled values torch
+    2.13 gets wrong without raising (``{name: what}``); the second test checks its values still
+    differ from eager's, and its counts are the table's."""
     import pytest
 
     differs = {} if differs is None else differs
     torch_raises = {} if torch_raises is None else torch_raises
+    torch_wrong = {} if torch_wrong is None else torch_wrong
     module = sys._getframe(1).f_globals.get("__name__", "")  # the fidelity file binding them
 
     @pytest.mark.parametrize("name", sorted(programs))
@@ -284,6 +287,13 @@ def fidelity_tests(programs: dict, torch_table: dict, differs: dict | None = Non
             with pytest.raises(Exception) as info:
                 torch_counts(programs[name], check_values_against_mtc=False)
             assert type(info.value).__name__ == torch_raises[name]
+            return
+        if name in torch_wrong:
+            pytest.importorskip("torch")
+            with pytest.raises(AssertionError):  # its compiled values are not eager's
+                torch_counts(programs[name])
+            assert torch_counts(programs[name], False).as_tuple(programs[name].ops) == \
+                torch_table[name]
             return
         assert_torch_counts(programs[name], name, torch_table, module)
 

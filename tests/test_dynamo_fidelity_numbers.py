@@ -147,12 +147,7 @@ TORCH_COUNTS = {
     'two_inputs_two_symbols': (2, 1, 0, (5, 5)),
 }
 
-DIFFERS = {
-    "tuple_of_ints_to_reshape": ((2, 1, 0, (2, 2)),
-                                 "torch 2.13's reshape guards each symbolic size of the new "
-                                 "shape `!= 1` (so (6, 1) compiles a third time); mtc guards "
-                                 "only the product (== 6) and reuses the entry"),
-}
+DIFFERS = {}
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)

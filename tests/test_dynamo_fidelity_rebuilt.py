@@ -9,7 +9,6 @@ counts are torch 2.13's (``TORCH_COUNTS``, re-measured when torch is installed),
 ``DIFFERS``.
 """
 
-import sys
 
 import minitorch_compile as mtc
 
@@ -73,13 +72,6 @@ TORCH_COUNTS = {
 
 DIFFERS = {}
 
-_CELL = ("on 3.11 the comprehension is a function sharing the `:=` target's cell with the "
-         "frame; torch builds it with the frame's cell, mtc's transformed code holds no cells "
-         "and runs the frame eagerly")
-if sys.version_info < (3, 12):  # (with a checkpoint before it: compiled up to there)
-    DIFFERS["walrus_in_listcomp_break_new_local"] = ((0, 0, -1, ()), _CELL)
-    DIFFERS["walrus_in_listcomp_break_rebinds_argument"] = ((1, 1, 0, (5,)), _CELL)
-    DIFFERS["walrus_in_filtered_listcomp"] = ((0, 0, -1, ()), _CELL)
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)

@@ -378,22 +378,11 @@ TORCH_COUNTS = {
     'walrus_in_listcomp_break': (2, 2, 1, (4, 2)),
 }
 
-_CELLS = ("the nested function's free variable is assigned (by the frame after the break, or by "
-          "the function: nonlocal): torch makes it again with the frame's own cell; mtc's "
-          "transformed code holds no cells, so it does not rebuild the function and the frame "
-          "breaks less")
 DIFFERS = {
-    "closure_cell_written_after_break": ((3, 3, 2, (1, 1, 1)), _CELLS),
-    "nonlocal_write_in_breaking_closure": ((2, 2, 1, (1, 1)), _CELLS),
     "numpy_then_tensor": ((1, 1, 0, (1,)),
                           "torch 2.13 traces .numpy() (torch._numpy) and the numpy calls on its "
                           "result into the graph; mtc breaks at .numpy()"),
 }
-if sys.version_info < (3, 12):  # 3.12+: handed back by the comprehension's function, as torch
-    DIFFERS["walrus_in_listcomp_break"] = (
-        (0, 0, -1, ()), "a `:=` in a 3.11 comprehension (a function) shares the frame's cell: "
-        "torch builds the function with it; mtc's transformed code holds no cells and runs the "
-        "frame eagerly")
 TORCH_RAISES = {}
 
 if sys.version_info >= (3, 12):

@@ -377,13 +377,7 @@ TORCH_COUNTS = {
     'while_int_counter': (1, 1, 0, (3,)),
 }
 
-_RESHAPE_ONES = ("ints of a tuple argument given to reshape become symbols in both (second "
-                 "compile); torch 2.13's reshape also guards each `!= 1`, so (6, 1) compiles a "
-                 "third time; mtc guards only the product (== 6) and reuses the entry")
-DIFFERS = {
-    "tuple_of_ints_arg": ((2, 1, 0, (2, 2)),
-                          _RESHAPE_ONES),
-}
+DIFFERS = {}
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)

@@ -387,8 +387,9 @@ def test_full_backward_hooks_see_the_module_boundary():
 
 
 def test_a_module_with_backward_hooks_runs_eagerly_under_compile():
-    """The compiler does not inline the forward of a module with backward hooks (the marker in
-    ``_forward_pre_hooks``), so a hook registered after compiling still runs."""
+    """The compiler breaks the graph at the call of a module with backward hooks (as torch
+    without compiled autograd) and guards the hook tables, so a hook registered after compiling
+    still runs, and registering one leaves no trace in the forward pre-hooks."""
     m = _ones_linear(mtc)
     f = mtc.compile(lambda x: m(x).relu() * 2, backend="aot_eager")
     x = mtc.ones(1, 2, requires_grad=True)
@@ -398,6 +399,7 @@ def test_a_module_with_backward_hooks_runs_eagerly_under_compile():
     f(x2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[4.0, 4.0]])
     np.testing.assert_array_equal(x2.grad.numpy(), [[20.0, 20.0]])
+    assert not m._forward_pre_hooks
 
 
 def test_with_kwargs_flags_leave_with_their_hook():

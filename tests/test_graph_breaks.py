@@ -984,11 +984,41 @@ def nested_function_writing_its_cell(x):
     return bump(x) + n
 
 
-def test_a_nested_function_assigning_its_free_variable_is_not_made_again():
-    # a new cell would not be the frame's: `n` read after the call would miss the write
+def test_a_nested_function_assigning_its_free_variable_shares_the_frames_cell():
+    # a new cell would not be the frame's (`n` read after the call would miss the write): the
+    # transformed code keeps the frame's cells, makes `bump` with them and hands them to the
+    # resume function as its free variables (torch's way)
     check_breaks(nested_function_writing_its_cell, (rg(3),), graphs=None)
-    reasons = [e.reason or "" for e in mtc.dynamo.cache_entries(nested_function_writing_its_cell)]
-    assert any("assigns a free variable" in r for r in reasons)
+    (entry,) = mtc.dynamo.cache_entries(nested_function_writing_its_cell)
+    assert entry.reason is None and "___make_bump_cells_" in entry.decompiled()
+    (resume,) = entry.resume_functions.values()
+    assert resume.co_freevars == ("n",) and "n" not in resume.co_cellvars
+
+
+def nested_function_setting_a_cell_after_the_break(x, flag):
+    def set_k():
+        nonlocal k
+        k = 2
+    print("made set_k")
+    if flag:
+        set_k()
+    return x * k  # noqa: F821 (bound by set_k, or unbound: the error eager raises)
+    k = 0  # (never runs: it makes `k` a cell of this function, bound only by set_k)
+
+
+def test_a_shared_cell_written_after_the_break_or_never():
+    # the cell `k` is empty at the break; set_k, live there, writes the cell the resume
+    # function reads — or nobody does, and reading it raises eager's UnboundLocalError (not the
+    # NameError of an empty free variable)
+    f = nested_function_setting_a_cell_after_the_break
+    cf = mtc.compile(f, backend="eager")
+    x = rg(3)
+    assert mtc.allclose(cf(x, True), f(x, True))
+    with pytest.raises(UnboundLocalError, match="'k'"):
+        f(x, False)
+    with pytest.raises(UnboundLocalError, match="'k'"):
+        cf(x, False)
+    assert all(e.reason is None for e in mtc.dynamo.cache_entries(f))
 
 
 # ============================================================== explain, cache views, logs

@@ -33,8 +33,8 @@ from . import comprehension_graph_break as comprehension
 from .bytecode_flow import _exception_edges
 from .exc import ObservedException, SkipFrame, StepUnsupported, Unsupported
 from .exception_handling import in_try
+from .variables.ctx_manager import UserContextExitVariable
 from .variables.lists import GeneratorVariable
-from .variables.misc import UserContextExitVariable
 
 # opcodes at which the root frame may break the graph: the instruction then runs in the
 # transformed code, in plain Python, and a resume function continues after it
@@ -141,7 +141,8 @@ def _method_of_new_object(vt) -> bool:
     cannot rebuild such a bound method, so it does not resume there (mtc could; it matches)."""
     import types
 
-    from .variables.misc import GetAttrVariable, NewObjectVariable
+    from .variables.misc import GetAttrVariable
+    from .variables.user_defined import NewObjectVariable
 
     obj = getattr(vt, "obj", None)
     if not isinstance(vt, GetAttrVariable) or not isinstance(obj, NewObjectVariable):

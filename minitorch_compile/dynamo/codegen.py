@@ -42,6 +42,8 @@ class PyCodegen:
         # (identity), and values a side-effect replay would change are loaded before it
         self.tempvars: dict[int, str] = {}
         self._n_temps = 0
+        # cell variables the transformed code keeps as real cells (graph_break_codegen)
+        self.shared_cells: tuple = ()
 
     def append(self, *instrs) -> None:
         self.instructions.extend(instrs)
@@ -51,6 +53,11 @@ class PyCodegen:
         self.append(Instr("LOAD_CONST", value))
 
     def load_local(self, name: str) -> None:
+        if name in self.shared_cells:  # an argument the transformed code keeps in a cell
+            from bytecode import CellVar
+
+            self.append(Instr("LOAD_DEREF", CellVar(name)))
+            return
         self.append(Instr("LOAD_FAST", name))
 
     def store_local(self, name: str) -> None:
@@ -62,10 +69,12 @@ class PyCodegen:
         self.append(Instr("LOAD_DEREF", FreeVar(name)))
 
     def load_closure(self, name: str) -> None:
-        """Push the frame's cell of the free variable ``name`` (for a closure tuple)."""
-        from bytecode import FreeVar
+        """Push the frame's cell ``name`` (for a closure tuple): one of its free variables, or
+        one of the cells the transformed code keeps (``shared_cells``)."""
+        from bytecode import CellVar, FreeVar
 
-        self.append(Instr(versions.this("LOAD_CLOSURE"), FreeVar(name)))
+        var = CellVar(name) if name in self.shared_cells else FreeVar(name)
+        self.append(Instr(versions.this("LOAD_CLOSURE"), var))
 
     def load_global(self, name: str, push_null: bool = False) -> None:
         self.append(Instr("LOAD_GLOBAL", (push_null, name)))
@@ -188,7 +197,7 @@ def _is_new_mutable(vt) -> bool:
 
 
 def _is_new_object(vt) -> bool:
-    from .variables.misc import NewObjectVariable
+    from .variables.user_defined import NewObjectVariable
 
     return isinstance(vt, NewObjectVariable)
 

@@ -26,7 +26,7 @@ import time
 import types
 from dataclasses import dataclass, field
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, CellVar, Instr, Label
 
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import GraphModule
@@ -41,7 +41,7 @@ from .exc import (
     SkipFrame,
     Unsupported,
 )
-from .graph_break_codegen import emit_graph_break
+from .graph_break_codegen import emit_graph_break, shared_cells
 from .guards import GuardFunction, GuardSet
 from .output_graph import OutputGraph
 from .symbolic_convert import InstructionTranslator
@@ -159,6 +159,7 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
     or, after a graph break, rebuild the stack, run the breaking instruction and continue in a
     resume function (``graph_break_codegen.emit_graph_break``)."""
     cg = PyCodegen(output=output)
+    cg.shared_cells = shared_cells(tx) if tx is not None else ()
     if output.compiled_fn_name is not None:
         cg.graph_output_index = {id(v.proxy): i for i, v in enumerate(output.output_vts)}
         cg.call_compiled_graph(output.compiled_fn_name, output.input_sources)
@@ -173,7 +174,7 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
     else:
         cg.reconstruct(return_vt)
         cg.append(Instr("RETURN_VALUE"))
-    prefix = []
+    prefix = [Instr("MAKE_CELL", CellVar(c)) for c in cg.shared_cells]
     if code.co_freevars:
         prefix.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
     prefix.append(Instr("RESUME", 0))
@@ -192,7 +193,7 @@ def transformed_code(code: types.CodeType, output: OutputGraph, return_vt, tx=No
     bc.filename = code.co_filename
     bc.first_lineno = code.co_firstlineno
     bc.freevars = list(code.co_freevars)
-    bc.cellvars = []
+    bc.cellvars = list(cg.shared_cells)
     bc.flags = code.co_flags & _CO_KEEP
     return assemble(bc)  # checked before it can run (bytecode_analysis)
 
@@ -212,6 +213,7 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
         output.dynamic, output.frame_state = dynamic, frame_state
         tx = InstructionTranslator(code, f_locals, fn.__globals__, closure, output,
                                    allow_breaks=not fullgraph, break_at=break_at)
+        tx.frame_cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
         try:
             entry = _convert(fn, tx, output, backend, fullgraph)
             break
@@ -289,7 +291,9 @@ def _closure_values(vts: list) -> list:
     from .variables.functions import FrameCell, NestedUserFunctionVariable
 
     return [cell.get() for vt in vts if isinstance(vt, NestedUserFunctionVariable)
-            for cell in vt.closure.values() if isinstance(cell, FrameCell)]
+            for cell in vt.closure.values() if isinstance(cell, FrameCell) and (
+                cell.name in cell.tx.symbolic_locals or cell.tx.is_bound_argument(cell.name))]
+    # (a cell not assigned yet — 3.11's `:=` target in a comprehension — has no value)
 
 
 def _live_anywhere(tx, brk) -> set:

@@ -237,7 +237,7 @@ def _optimized_module_class():
 
     class OptimizedModule(Module):
         """``mtc.compile(module)``: calls go to the compiled ``forward`` of ``_orig_mod`` (a
-        module with forward hooks, or a ``forward`` of its own, runs eagerly)."""
+        module with forward or backward hooks, or a ``forward`` of its own, runs eagerly)."""
 
         def __init__(self, mod, jit):
             super().__init__()
@@ -246,7 +246,8 @@ def _optimized_module_class():
 
         def forward(self, *args, **kwargs):
             mod = self._orig_mod
-            if mod._forward_hooks or mod._forward_pre_hooks or "forward" in vars(mod):
+            if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks or \
+                    mod._backward_pre_hooks or "forward" in vars(mod):
                 return mod(*args, **kwargs)  # what mod(x) would run: hooks, its own forward
             return self._jit(mod, *args, **kwargs)
 
@@ -308,14 +309,43 @@ _RESUME_JITS: dict = {}
 _WRAPPED: dict = {}
 
 
-def jit_resume(code: types.CodeType, closure, backend) -> _JitFunction:
-    """The JIT-compiled resume function for ``code`` (with the frame's closure cells)."""
+def jit_resume(code: types.CodeType, closure, backend, cache: bool = True) -> _JitFunction:
+    """The JIT-compiled resume function for ``code`` (with the frame's closure cells; cells
+    made anew by every call of the frame are not cached on: its compiled entries are shared
+    anyway, they live with the code)."""
+    if not cache:
+        fn = types.FunctionType(code, _resume_globals(code), code.co_name, None, closure)
+        return _SharedCellResume(_JitFunction(fn, backend, False, None, None))
     key = (code, tuple(map(id, closure)) if closure else None, id(backend))
     hit = _RESUME_JITS.get(key)
     if hit is None:
         fn = types.FunctionType(code, _resume_globals(code), code.co_name, None, closure)
         hit = _RESUME_JITS[key] = _JitFunction(fn, backend, False, None, None)
     return hit
+
+
+class _SharedCellResume:
+    """A resume function sharing the frame's cells as its free variables: reading one that is
+    empty raises what the program raises — ``UnboundLocalError`` (a cell variable of the
+    original), not the ``NameError`` of a free variable."""
+
+    def __init__(self, jit: _JitFunction):
+        self.jit = jit
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.jit(*args, **kwargs)
+        except NameError as e:
+            tb = e.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            code = tb.tb_frame.f_code if tb is not None else None
+            if type(e) is NameError and code is not None and \
+                    code.co_name.startswith("__resume_at") and \
+                    getattr(e, "name", None) in code.co_freevars:
+                raise UnboundLocalError(f"cannot access local variable {e.name!r} where it is "
+                                        "not associated with a value") from None
+            raise
 
 
 def _resume_globals(code) -> dict:

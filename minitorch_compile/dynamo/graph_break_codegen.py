@@ -4,6 +4,7 @@
 The transformed code of a frame that broke at instruction I::
 
     graph_out = __compiled_fn_N(<graph inputs>)    # the graph captured before I
+    <cells = their values>                          # only with shared cells (below)
     <rebuild the stack I expects>                  # graph outputs, constants, sources
     I                                              # in plain Python: the call, the jump ...
     ___tmp_k ... ___tmp_0 = <stack after I>        # park the stack in locals
@@ -19,6 +20,13 @@ locals it assigns with ``:=`` come back with its result and are passed on — or
 never bound (an empty loop), the resume function that does not take it is called, so reading it
 raises ``UnboundLocalError`` where the program would.
 
+**Cells** (torch's way, ``shared_cells``): when a nested function live at the break closes over
+a cell variable of the frame, the transformed code keeps the frame's cells as real cells
+(``MAKE_CELL``), stores their values at the break, makes the nested function with them
+(``LOAD_CLOSURE``) and hands them to the resume function as its *free* variables — so a
+``nonlocal`` write by either side is seen by the other.  Otherwise each cell's value is passed
+on and the resume function makes cells of its own.
+
 Where the versions differ (the NULL's side of the callable, PRECALL, KW_NAMES vs CALL_KW,
 jump names, 3.13's TO_BOOL before a jump) the code generator asks ``bytecode_versions``.
 """
@@ -27,7 +35,7 @@ from __future__ import annotations
 
 import types
 
-from bytecode import Instr, Label, TryBegin, TryEnd
+from bytecode import CellVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_versions as versions
 from .bytecode_flow import _exception_edges, _reachable_reads
@@ -49,10 +57,32 @@ def _jit_wrap_for(backend):
     return lambda obj: jit_wrap(obj, backend)
 
 
-def _resume_function(code, closure, backend):
+def _resume_function(code, closure, backend, fresh: bool = False):
     from .eval_frame import jit_resume
 
-    return jit_resume(code, closure, backend)
+    return jit_resume(code, closure, backend, cache=not fresh)
+
+
+def shared_cells(tx) -> tuple:
+    """The cell variables the transformed code keeps and shares with the resume function: all
+    of the frame's, when a nested function live at the break (on the stack, in a local, or in a
+    container there) closes over one of them; () otherwise (and for a resume function's frame,
+    or a frame whose body makes a cell — 3.12's comprehension capturing its loop variable)."""
+    import dis
+
+    from .side_effects import _walk
+    from .variables.functions import FrameCell, NestedUserFunctionVariable
+
+    code, brk = tx.code, tx.graph_break
+    if brk is None or not code.co_cellvars or RESUME_INFO.get(code) is not None or \
+            sum(i.opname == "MAKE_CELL" for i in dis.get_instructions(code)) != \
+            len(code.co_cellvars):
+        return ()
+    for vt in _walk(list(brk.stack) + list(tx.symbolic_locals.values())):
+        if isinstance(vt, NestedUserFunctionVariable) and any(
+                isinstance(c, FrameCell) and c.tx is tx for c in vt.closure.values()):
+            return tuple(code.co_cellvars)
+    return ()
 
 
 def _eager_code(backend):
@@ -72,8 +102,9 @@ def _eager_rest_function(code, closure, backend):
 
 def _user_callable(vt) -> bool:
     from .variables.functions import BaseUserFunctionVariable
-    from .variables.misc import GetAttrVariable, NewObjectVariable, UserDefinedObjectVariable
+    from .variables.misc import GetAttrVariable
     from .variables.nn_module import NNModuleVariable
+    from .variables.user_defined import NewObjectVariable, UserDefinedObjectVariable
 
     if isinstance(vt, GetAttrVariable):  # (an optimizer's too: its step is its own frame)
         return _user_callable(vt.obj) or (isinstance(vt.obj, UserDefinedObjectVariable)
@@ -87,10 +118,16 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
     """Append to ``cg`` the code that finishes a frame which broke at ``brk``."""
     import dis as _dis
 
-    from .variables.misc import NullVariable, WithExitFunctionVariable
+    from .variables.ctx_manager import WithExitFunctionVariable
+    from .variables.misc import NullVariable
 
     inst, stack = brk.inst, brk.stack
     n_stack = len(stack)
+    shared = cg.shared_cells
+    for name in shared:  # the cells get the values the trace left in them
+        if name in tx.symbolic_locals:
+            cg.reconstruct(tx.symbolic_locals[name])
+            cg.append(Instr("STORE_DEREF", CellVar(name)))
     # grad-mode `with` blocks open at the break: the instruction runs inside them (in the mode
     # the innermost set), under a `try` whose handler restores the mode from before the
     # outermost block, as their `__exit__`s would; the resume function enters them again
@@ -130,6 +167,9 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
             cg.reconstruct(vt)
     name = inst.name
     original, offset = original_of(tx.code)
+    # the resume function shares the cells this frame keeps — or, in a resume function's frame,
+    # the cells it was itself given (its free variables that are cells of the original)
+    resume_cells = shared or tuple(n for n in tx.code.co_freevars if n in original.co_cellvars)
     lineno = inst.lineno or tx.code.co_firstlineno
 
     def resume_at(index: int, depth: int, pushed: int, eager: bool = False,
@@ -137,29 +177,33 @@ def emit_graph_break(cg, tx, brk, backend) -> None:
         # positions below what the instruction pushed are the untouched part of `stack`
         nulls = tuple(i for i in range(depth - pushed) if isinstance(stack[i], NullVariable))
         kept = tuple((i, mode) for i, mode in withs if i < depth - pushed)
-        live = tuple(tx.live_locals(index))
+        live = tuple(n for n in tx.live_locals(index) if n not in resume_cells)
         walrus = walrus or {}
         if walrus:  # a comprehension's `:=` targets: in locals of their own (if read later)
             reads = _reachable_reads(tx.insts, tx.labels, index, _exception_edges(tx.code))
             live = tuple(n for n in tx.code.co_varnames if n in live or (
                 n in walrus and n in reads))
         target = index - offset
-        code = make_resume(original, target, depth, live, tx.f_globals, nulls, kept)
+        code = make_resume(original, target, depth, live, tx.f_globals, nulls, kept,
+                           resume_cells)
         if withs:  # leave the blocks: the resume function enters them again
             restore_grad_mode()
         skip = set(nulls) | {i for i, _ in kept}
         for i in reversed(range(depth)):
             cg.store_local("___null" if i in skip else f"___tmp_{i}")
         make = _eager_rest_function if eager else _resume_function
-        if not tx.code.co_freevars:  # the common case: a global, as torch names it
+        cells = resume_cells + tuple(original.co_freevars)
+        if not cells:  # the common case: a global, as torch names it
             cg.output.globals_to_install[code.co_name] = make(code, None, backend)
             cg.load_global(code.co_name, push_null=True)
         else:  # the resume function needs this frame's closure cells: build it here
-            cg.load_global_object(f"___make{code.co_name}",
-                                  lambda cells, c=code: make(c, cells, backend))
-            for fv in tx.code.co_freevars:
+            fresh = bool(shared)  # (cells made by every call: no function cached per cell)
+            cg.load_global_object(
+                f"___make{code.co_name}", lambda cells, c=code: make(c, cells, backend, fresh)
+                if make is _resume_function else make(c, cells, backend))
+            for fv in cells:
                 cg.load_closure(fv)
-            cg.append(Instr("BUILD_TUPLE", len(tx.code.co_freevars)))
+            cg.append(Instr("BUILD_TUPLE", len(cells)))
             cg.call(1)
             cg.store_local(code.co_name)  # a local of that name: the decompiled view reads well
             cg.load_callable(lambda: cg.load_local(code.co_name))

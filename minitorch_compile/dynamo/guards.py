@@ -11,8 +11,8 @@ read::
         if not (___default_dtype() is ___float32): return False
         # TENSOR_MATCH L['x']  [float32[5, 5, 5] cpu requires_grad=False]
         if not (___check_tensor(L['x'], ___tensors[0])): return False
-        # NN_MODULE L['mod']  [A]
-        if not (___check_obj_id(L['mod'], 1398...)): return False
+        # TYPE_MATCH L['mod']  [A]
+        if not (___check_type_id(L['mod'], 9470...)): return False
         ...
         return True
 
@@ -278,14 +278,15 @@ def _label(value) -> str:
 
 
 def _is_literal(value) -> bool:
-    """Does ``repr(value)`` evaluate back to an equal value inside a guard?"""
-    if isinstance(value, (float, complex)):
+    """Does ``repr(value)`` evaluate back to an equal value inside a guard?  (Not for a
+    subclass: an ``IntEnum`` member reprs as ``<Level.HIGH: 3>``.)"""
+    if type(value) in (float, complex):
         return cmath.isfinite(value)
     if isinstance(value, (tuple, list)):
         return all(_is_literal(v) for v in value)
     if isinstance(value, slice):
         return all(_is_literal(v) for v in (value.start, value.stop, value.step))
-    return value is None or value is Ellipsis or isinstance(value, (int, str, bytes, range))
+    return value is None or value is Ellipsis or type(value) in (int, bool, str, bytes, range)
 
 
 def _check_type_id(v, tid) -> bool:

@@ -93,11 +93,7 @@ class OpcodeHandlers(ControlFlowHandlers, BuildAndCallHandlers):
         self.push(NullVariable())
 
     def LOAD_CONST(self, inst):
-        value = inst.arg
-        if isinstance(value, tuple):
-            self.push(TupleVariable([ConstantVariable(v) for v in value]))
-        else:
-            self.push(ConstantVariable(value))
+        self.push(_constant(inst.arg))
 
     def LOAD_FAST(self, inst):
         self._load_fast(inst.arg)
@@ -269,6 +265,13 @@ class OpcodeHandlers(ControlFlowHandlers, BuildAndCallHandlers):
             unimplemented(f"assigning attribute {inst.arg!r} of {obj} is not supported")
         store(self, inst.arg, value)
 
+    def DELETE_ATTR(self, inst):  # ``del obj.name``: a side effect, replayed after the graph
+        obj = self.pop()
+        delete = getattr(obj, "delete_attr", None)
+        if delete is None:
+            unimplemented(f"deleting attribute {inst.arg!r} of {obj} is not supported")
+        delete(self, inst.arg)
+
     def DELETE_SUBSCR(self, inst):
         key, obj = self.pop(), self.pop()
         if isinstance(obj, TensorVariable):
@@ -381,3 +384,11 @@ _INTRINSIC_1 = {
     "INTRINSIC_LIST_TO_TUPLE": list_to_tuple,  # 3.11's LIST_TO_TUPLE: f(*[a, *b])
     "INTRINSIC_UNARY_POSITIVE": lambda tx: tx._unary(operator.pos),  # 3.11's UNARY_POSITIVE
 }
+
+
+def _constant(value):
+    """A constant's tracker: a tuple (one the compiler folded, ``((1, 2), (1, 3))``) is a
+    ``TupleVariable`` all the way down, so it unpacks, iterates and compares like one built."""
+    if isinstance(value, tuple):
+        return TupleVariable([_constant(v) for v in value])
+    return ConstantVariable(value)

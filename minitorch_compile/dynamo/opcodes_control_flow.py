@@ -22,17 +22,17 @@ import types
 from . import bytecode_versions as versions
 from .exc import unimplemented
 from .variables.constant import ConstantVariable
+from .variables.ctx_manager import (
+    GradModeVariable,
+    UserContextExitVariable,
+    WithExitFunctionVariable,
+)
 from .variables.dicts import ConstDictVariable
 from .variables.functions import UserMethodVariable
 from .variables.lists import BaseListVariable, ListIteratorVariable
-from .variables.misc import (
-    GradModeVariable,
-    UserContextExitVariable,
-    UserDefinedObjectVariable,
-    WithExitFunctionVariable,
-)
 from .variables.nn_module import NNModuleVariable
 from .variables.tensor import TensorVariable
+from .variables.user_defined import UserDefinedObjectVariable
 
 
 class ControlFlowHandlers:

@@ -6,7 +6,8 @@ instruction — with the values the stack and the live locals hold at that point
 continuation is a new code object built from the original one:
 
     def __resume_at_158_1(___stack0, ___stack2, x, y):    # stack values, then live locals
-        MAKE_CELL ... / COPY_FREE_VARS ...                # the original's cell prologue
+        MAKE_CELL ... / COPY_FREE_VARS ...                # the original's cell prologue (or
+                                                          #  its cells shared: free variables)
         RESUME 0
         LOAD_FAST ___stack0                               # rebuild the value stack
         PUSH_NULL                                         # (a NULL is not a value: not an
@@ -28,7 +29,7 @@ import itertools
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, CellVar, Instr, Label, TryBegin
+from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin
 
 from ._identity import IdentityDict
 from .codegen import assemble
@@ -138,11 +139,15 @@ def _reenter_with(mode: bool, lineno: int) -> list:
 
 def make_resume(original: types.CodeType, target: int, stack_size: int,
                 live_locals: tuple, f_globals: dict, nulls: tuple = (),
-                withs: tuple = ()) -> types.CodeType:
+                withs: tuple = (), shared_cells: tuple = ()) -> types.CodeType:
     """The code of a function continuing ``original`` at instruction ``target``; the stack
     position ``i`` is the argument ``___stack<i>``, or a NULL pushed again if ``i in nulls``,
-    or the ``__exit__`` of a grad-mode ``with`` block entered again if ``(i, mode) in withs``."""
-    key = (id(original), id(f_globals), target, stack_size, live_locals, nulls, withs)
+    or the ``__exit__`` of a grad-mode ``with`` block entered again if ``(i, mode) in withs``.
+    ``shared_cells``: cell variables of ``original`` the resume function *shares* with the
+    transformed code (torch's way: a nested function live at the break writes them) — they
+    become its free variables, in front of the original's, instead of cells of its own."""
+    key = (id(original), id(f_globals), target, stack_size, live_locals, nulls, withs,
+           shared_cells)
     hit = _BUILT.get(key)
     if hit is not None:
         return hit
@@ -162,9 +167,11 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     with_modes = dict(withs)
     stack_args = [f"___stack{i}" for i in range(stack_size)
                   if i not in nulls and i not in with_modes]
-    prologue = [Instr("MAKE_CELL", CellVar(c), lineno=lineno) for c in original.co_cellvars]
-    if original.co_freevars:
-        prologue.append(Instr("COPY_FREE_VARS", len(original.co_freevars), lineno=lineno))
+    prologue = [Instr("MAKE_CELL", CellVar(c), lineno=lineno) for c in original.co_cellvars
+                if c not in shared_cells]
+    freevars = list(shared_cells) + list(original.co_freevars)
+    if freevars:
+        prologue.append(Instr("COPY_FREE_VARS", len(freevars), lineno=lineno))
     prologue.append(Instr("RESUME", 0, lineno=lineno))
     for i in range(stack_size):
         if i in nulls:
@@ -182,6 +189,11 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     n_head = _prologue_end(items)
     dropped = sum(1 for ins in items[:n_head] if isinstance(ins, Instr))
     body = body[_prologue_end(body):]
+    if shared_cells:  # the shared cells are read and written as free variables here
+        for ins in body:
+            if isinstance(ins, Instr) and isinstance(ins.arg, CellVar) and \
+                    ins.arg.name in shared_cells:
+                ins.arg = FreeVar(ins.arg.name)
     new = Bytecode(prologue + body)
     name = f"__resume_at_{byte_offset(original, target)}_{next(_counter)}"
     new.name = name
@@ -192,8 +204,8 @@ def make_resume(original: types.CodeType, target: int, stack_size: int,
     new.argcount = len(new.argnames)
     new.posonlyargcount = 0
     new.kwonlyargcount = 0
-    new.cellvars = list(original.co_cellvars)
-    new.freevars = list(original.co_freevars)
+    new.cellvars = [c for c in original.co_cellvars if c not in shared_cells]
+    new.freevars = freevars
     new.flags = original.co_flags & (0x01 | 0x02 | 0x10)  # OPTIMIZED, NEWLOCALS, NESTED
     # the original's handlers keep its stack layout: its stack size covers them
     code = assemble(new, keep_try_depths=True,  # checked: it must not crash

@@ -43,10 +43,12 @@ from bytecode import Instr
 
 from .exc import unimplemented
 
+DELETED = object()  # what ``load_attr`` gives for an attribute deleted in this trace
+
 
 @dataclass
 class SideEffect:
-    kind: str  # "list" | "dict" | "set" | "attr" | "global" | "cell"
+    kind: str  # "list" | "dict" | "set" | "attr" | "delattr" | "global" | "cell"
     target: object  # the tracker mutated, or the source of the global/cell
     name: str = ""  # attribute / global name
     value: object = None  # the tracker stored (attr, global, cell)
@@ -58,6 +60,8 @@ class SideEffect:
             where = self.target.source.name() if self.target.source is not None else \
                 f"<new {type(self.target.value).__name__}>"
             return f"attribute {where}.{self.name} assigned"
+        if self.kind == "delattr":
+            return f"attribute {self.target.source.name()}.{self.name} deleted"
         if self.kind == "global":
             return f"global {self.name} assigned"
         return f"nonlocal {self.name} assigned"
@@ -67,7 +71,7 @@ class SideEffect:
         attribute) or only what it contains (a container: its identity stays)."""
         if self.kind in ("list", "dict", "set"):
             return self.target.source.name(), False
-        if self.kind == "attr":
+        if self.kind in ("attr", "delattr"):
             if self.target.source is None:  # a new object: nothing reads it through a source
                 return "\0", True
             return f"{self.target.source.name()}.{self.name}", True
@@ -104,9 +108,18 @@ class SideEffects:
         self.effects.pop(("attr", id(obj_vt), name), None)  # order: the latest write counts
         self.effects[("attr", id(obj_vt), name)] = SideEffect("attr", obj_vt, name, value)
 
+    def delete_attr(self, obj_vt, name: str) -> None:
+        """``del obj.name``: on an object from outside the frame a recorded ``DELETE_ATTR``;
+        on one made while tracing, the stores of that attribute are simply dropped."""
+        self.effects.pop(("attr", id(obj_vt), name), None)
+        if not _is_new_object(obj_vt):
+            self.effects[("attr", id(obj_vt), name)] = SideEffect("delattr", obj_vt, name)
+
     def load_attr(self, obj_vt, name: str):
+        """The tracker assigned to ``obj.name`` earlier in this trace, ``DELETED`` after a
+        ``del obj.name``, or None."""
         e = self.effects.get(("attr", id(obj_vt), name))
-        return None if e is None else e.value
+        return None if e is None else DELETED if e.kind == "delattr" else e.value
 
     def store_global(self, source, name: str, value) -> None:
         key = ("global", source.name())
@@ -175,7 +188,8 @@ class SideEffects:
                        (rebound and name == p) for p, rebound in changed)
 
         values = _values(effects)
-        targets = [e.target for e in effects if e.kind in ("list", "dict", "set", "attr")]
+        targets = [e.target for e in effects if e.kind in ("list", "dict", "set", "attr",
+                                                          "delattr")]
         for vt in _walk(needed + values + targets):
             if stale(vt) and id(vt) not in cg.tempvars:
                 cg.reconstruct(vt)
@@ -194,6 +208,8 @@ class SideEffects:
                 cg.build(dict, len(e.target.items))
             elif e.kind == "set":
                 e.target.build_new(cg)
+            elif e.kind == "delattr":
+                cg.load_const(None)
             else:
                 cg.reconstruct(e.value)
             temps.append(cg.new_temp())
@@ -218,6 +234,9 @@ class SideEffects:
                 cg.load_local(tmp)
                 cg.reconstruct(e.target)
                 cg.append(Instr("STORE_ATTR", e.name))
+            elif e.kind == "delattr":
+                cg.reconstruct(e.target)
+                cg.append(Instr("DELETE_ATTR", e.name))
             elif e.kind == "global":
                 cg.load_local(tmp)
                 _store_to_source(cg, e.target)
@@ -233,7 +252,7 @@ def _values(effects) -> list:
             out.extend(e.target.items)
         elif e.kind == "dict":
             out.extend(e.target.items.values())
-        elif e.kind == "set":  # constants only
+        elif e.kind in ("set", "delattr"):  # constants only; nothing stored
             pass
         else:
             out.append(e.value)
@@ -241,7 +260,7 @@ def _values(effects) -> list:
 
 
 def _is_new_object(vt) -> bool:
-    from .variables.misc import NewObjectVariable
+    from .variables.user_defined import NewObjectVariable
 
     return isinstance(vt, NewObjectVariable)
 

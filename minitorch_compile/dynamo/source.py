@@ -29,7 +29,9 @@ class Source:
         return self
 
     def is_local(self) -> bool:
-        return isinstance(self.root, LocalSource)
+        """Read from the frame's own variables: an argument or local, or a free variable (a
+        closure cell — torch reads both through ``L[...]``, and both become dynamic alike)."""
+        return isinstance(self.root, (LocalSource, FreeVarSource))
 
     def placeholder_name(self) -> str:
         """``L['inputs']['x']`` -> ``l_inputs_x_``."""

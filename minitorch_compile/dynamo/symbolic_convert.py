@@ -43,13 +43,11 @@ from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
 from .variables.builder import VariableBuilder
 from .variables.constant import ConstantVariable
-from .variables.functions import ValueCell
+from .variables.functions import value_cell
 from .variables.lists import (
     GeneratorVariable,
 )
-from .variables.misc import (
-    NullVariable,
-)
+from .variables.misc import NullVariable
 
 MAX_INSTRUCTIONS = 200_000
 MAX_INLINE_DEPTH = 32
@@ -271,9 +269,12 @@ class InstructionTranslator(BreakVerdicts, InstructionTranslatorBase):
         super().materialize_local(name)
 
     def _frame_cell(self, name: str) -> None:
+        """The tracker of the frame's free variable ``name`` — the one of its cell, shared with
+        a called function closing over the same cell (``value_cell``)."""
         if name in self.frame_closure and name not in self.closure_cells:
-            vt = VariableBuilder(self, FreeVarSource(name))(self.frame_closure[name])
-            self.closure_cells[name] = ValueCell(vt, self, name)
+            self.closure_cells[name] = value_cell(
+                self, self.__dict__.get("frame_cells", {}).get(name), name, FreeVarSource(name),
+                self.frame_closure[name])
 
     def deref(self, name: str):
         self._frame_cell(name)
@@ -284,11 +285,10 @@ class InstructionTranslator(BreakVerdicts, InstructionTranslatorBase):
         super().STORE_DEREF(inst)
 
     def push_closure_cell(self, name: str) -> None:
-        if name in self.frame_closure and name not in self.closure_cells:
-            vt = VariableBuilder(self, FreeVarSource(name))(self.frame_closure[name])
-            self.closure_cells[name] = ValueCell(vt, self, name)
-        if name not in self.closure_cells and name not in self.symbolic_locals:
-            self.materialize_local(name)
+        self._frame_cell(name)
+        if name not in self.closure_cells and name not in self.symbolic_locals and \
+                self.is_bound_argument(name):  # a cell not assigned yet is fine to close over
+            self.materialize_local(name)  # (3.11's walrus in a comprehension, a late def)
         super().push_closure_cell(name)
 
 

@@ -104,8 +104,9 @@ class _Emitter:
             return f"slice({self.arg(a.start)}, {self.arg(a.stop)}, {self.arg(a.step)})"
         if a is Ellipsis:
             return "..."
-        if a is None or isinstance(a, (bool, int, str, float, mtc.dtype, mtc.device)):
-            return repr(a)
+        if a is None or type(a) in (bool, int, str, float) or \
+                isinstance(a, (mtc.dtype, mtc.device)):
+            return repr(a)  # (an int/str subclass — an IntEnum member — reprs as no Python)
         return self.add_global(type(a).__name__.lower(), a)
 
     def call_args(self, args, kwargs) -> str:

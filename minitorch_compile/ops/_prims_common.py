@@ -33,19 +33,33 @@ class MetaError(RuntimeError):
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """Numpy/torch broadcasting of shapes, with torch's error message."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for s in shapes:
-        for i, d in enumerate(s):
-            j = ndim - len(s) + i
-            if out[j] == 1:
-                out[j] = d
-            elif d != 1 and d != out[j]:
+    """Numpy/torch broadcasting of shapes, with torch's error message.
+
+    Pairwise, as torch's fake ``infer_size``: for each dim from the right, with the sizes
+    ``a`` (so far) and ``b`` (1 where a shape has no such dim) — is ``a`` 1? then ``b``; else is
+    ``b`` 1? then ``a``; else they must be equal.  With symbolic sizes each question may be a
+    guard: ``x * 2`` with ``x`` reshaped to an int argument ``n`` guards ``n != 1``, as in
+    torch (a tensor's dynamic size is known ``>= 2``: no guard)."""
+    out: tuple = ()
+    for k, s in enumerate(shapes):
+        if k == 0:
+            out = tuple(s)
+            continue
+        ndim = max(len(out), len(s))
+        sizes = []
+        for j in range(ndim):
+            a = out[j - ndim + len(out)] if j >= ndim - len(out) else 1
+            b = s[j - ndim + len(s)] if j >= ndim - len(s) else 1
+            if a == 1:
+                sizes.append(b)
+            elif b == 1 or a == b:
+                sizes.append(a)
+            else:
                 raise MetaError(
-                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
-                    f"non-singleton dimension {i - len(s) + ndim}")
-    return tuple(out)
+                    f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                    f"non-singleton dimension {j}")
+        out = tuple(sizes)
+    return out
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

@@ -104,7 +104,10 @@ def pointwise_meta(opdef: OpDef):
 
     def meta(*args):
         operands = [args[i] for i in idx]
-        shapes = [tuple(a.shape) for a in operands if isinstance(a, Tensor)]
+        # a Python number is a 0-d operand (torch wraps it): broadcasting against it still
+        # asks each size whether it is 1 (a guard on a symbolic size not known >= 2)
+        shapes = [tuple(a.shape) if isinstance(a, Tensor) else () for a in operands
+                  if a is not None and not isinstance(a, (str, list, tuple))]
         _, result = elementwise_dtypes(promotion_kind(promotion, args), *operands)
         return TensorMeta(broadcast_shapes(*shapes), result)
 

@@ -31,6 +31,8 @@ Values built from the same source twice give the same tracker (one graph input p
 from __future__ import annotations
 
 import builtins
+import enum
+import functools
 import math
 import operator
 import types
@@ -51,14 +53,10 @@ from .constant import ConstantVariable, is_constant_value
 from .dicts import ConstDictVariable
 from .functions import UserFunctionVariable, UserMethodVariable
 from .lists import ListVariable, NamedTupleVariable, RangeVariable, TupleVariable
-from .misc import (
-    CFunctionVariable,
-    PythonModuleVariable,
-    UserDefinedClassVariable,
-    UserDefinedObjectVariable,
-)
+from .misc import CFunctionVariable, PythonModuleVariable
 from .nn_module import NNModuleVariable
 from .torch import TorchVariable, is_mtc_object
+from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
 
 _BUILTIN_IDS = {id(v) for v in vars(builtins).values() if callable(v)} | \
     {id(v) for v in vars(operator).values() if callable(v)} | \
@@ -128,6 +126,13 @@ class VariableBuilder:
             dynamic = self.tx.output.dynamic_float(self.tx, src, value)
             if dynamic is not None:
                 return dynamic
+        if isinstance(value, enum.Enum):  # a member: its identity (torch's ID_MATCH)
+            from .constant import EnumVariable
+
+            self._guard("ID_MATCH", value=value)
+            return EnumVariable(value, src)
+        if isinstance(value, functools.partial) and type(value) is functools.partial:
+            return self._partial(value)
         if is_constant_value(value):
             self._guard("CONSTANT_MATCH", value=value)
             return ConstantVariable(value, src)
@@ -239,6 +244,19 @@ class VariableBuilder:
         self._guard("TYPE_MATCH", value=value)
         return UserDefinedObjectVariable(value, src)
 
+    def _partial(self, value):
+        """A ``functools.partial`` read from the frame: its function, arguments and keywords
+        read through their sources (so guarded as any other value of theirs)."""
+        from .iter import PartialVariable
+
+        src = self.source
+        self._guard("TYPE_MATCH", value=value)
+        parts = [self._child(AttrSource(src, a) if src is not None else None, getattr(value, a))
+                 for a in ("func", "args", "keywords")]
+        fn, args, keywords = parts
+        return PartialVariable(fn, args.unpack_var_sequence(self.tx), keywords.items,
+                               source=src)
+
     def _child(self, source, value):
         return VariableBuilder(self.tx, source)(value)
 
@@ -272,6 +290,10 @@ def _is_mutable(value) -> bool:
 
 
 def wrap_constant_attr(vt, name):
+    if name == "fromkeys" and vt.as_python_constant() is dict:  # dict.fromkeys(keys, v)
+        from .dicts import DictFromKeysVariable
+
+        return DictFromKeysVariable(dict)
     value = getattr(vt.as_python_constant(), name)
     if is_constant_value(value):
         return ConstantVariable(value)

@@ -139,6 +139,12 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         return _wrap_const(value)
 
     def _binary(self, tx, fn, a, b):
+        from .user_defined import binary_dunder
+
+        plain = _INPLACE_TO_PLAIN.get(fn, fn)
+        out = binary_dunder(tx, fn, plain, a, b)  # a user object's __add__/__radd__/...
+        if out is not None:
+            return out
         if _is_tensor(a) or _is_tensor(b):
             if isinstance(a, (BaseListVariable, ConstDictVariable)) or isinstance(
                     b, (BaseListVariable, ConstDictVariable)):
@@ -149,7 +155,6 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
             if fn in _INPLACE_TO_PLAIN and isinstance(a, TensorVariable):
                 return same_tensor_after_inplace(a, out)
             return out
-        plain = _INPLACE_TO_PLAIN.get(fn, fn)
         if isinstance(a, BaseListVariable) and plain in (operator.add, operator.mul):
             if plain is operator.add and isinstance(b, BaseListVariable):
                 if fn is operator.iadd and isinstance(a, ListVariable):
@@ -243,7 +248,7 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         return ConstantVariable(_has_attr(tx, obj, name.as_python_constant()))
 
     def _call_type(self, tx, obj):
-        from .misc import UserDefinedClassVariable
+        from .user_defined import UserDefinedClassVariable
 
         return UserDefinedClassVariable(obj.python_type())
 
@@ -301,13 +306,18 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
 def _has_attr(tx, obj, name: str) -> bool:
     """``hasattr(obj, name)``, decided now; for an object read from the frame, the answer is
     guarded (``HASATTR``), because attributes can be added to or deleted from it later."""
-    from .misc import PythonModuleVariable, UserDefinedClassVariable, UserDefinedObjectVariable
+    from ..side_effects import DELETED
+    from .misc import PythonModuleVariable
     from .nn_module import NNModuleVariable
+    from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
 
     if _is_tensor(obj):
         return hasattr(obj.class_type, name)  # the class is pinned by TENSOR_MATCH
-    if isinstance(obj, (UserDefinedObjectVariable, NNModuleVariable)) and \
-            tx.output.side_effects.load_attr(obj, name) is not None:
+    written = tx.output.side_effects.load_attr(obj, name) if isinstance(
+        obj, (UserDefinedObjectVariable, NNModuleVariable)) else None
+    if written is DELETED:  # deleted earlier in this trace: the class's attribute, if any
+        return hasattr(obj.python_type(), name)  # (the class is pinned by its guards)
+    if written is not None:
         return True  # assigned earlier in this trace
     if isinstance(obj, (UserDefinedObjectVariable, NNModuleVariable, PythonModuleVariable,
                         UserDefinedClassVariable)):
@@ -368,7 +378,7 @@ def _object_identity(tx, a, b):
     object made while tracing is no other object, and an existing object is no constant; two
     objects read from the frame (a default and a global sentinel, say) are compared by
     identity, both guarded by ``ID_MATCH`` so the answer holds on every run.  None: unknown."""
-    from .misc import NewObjectVariable, UserDefinedObjectVariable
+    from .user_defined import NewObjectVariable, UserDefinedObjectVariable
 
     def constant(v):
         return isinstance(v, ConstantVariable) and is_constant_value(v.value)
@@ -394,7 +404,7 @@ def _object_identity(tx, a, b):
 
 def _default_eq(v) -> bool:
     """``==`` on ``v`` is ``object.__eq__`` (identity): a constant or a plain user object."""
-    from .misc import UserDefinedObjectVariable
+    from .user_defined import UserDefinedObjectVariable
 
     if v.is_python_constant():
         return is_constant_value(v.as_python_constant())

@@ -22,7 +22,7 @@ from __future__ import annotations
 import builtins
 import operator
 
-from ..exc import unimplemented
+from ..exc import raise_observed, unimplemented
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable
 from .lists import (
@@ -43,8 +43,19 @@ class IterableBuiltinsMixin:
     """The ``_call_<builtin>`` handlers of ``BuiltinVariable`` that take an iterable."""
 
     def _call_enumerate(self, tx, seq, start=None):
-        _no_generator("enumerate", seq)
         s = start.as_python_constant() if start is not None else 0
+        if isinstance(seq, GeneratorVariable):  # lazy: the generator runs as it is consumed
+            from .iter import LazyIteratorVariable
+
+            count = [s]
+
+            def step(tx):
+                item = seq.next_variable(tx)
+                if item is None:
+                    return None
+                count[0] += 1
+                return TupleVariable([ConstantVariable(count[0] - 1), item])
+            return LazyIteratorVariable("enumerate", step)
         items = seq.unpack_var_sequence(tx)
         it = ListIteratorVariable([TupleVariable([ConstantVariable(i + s), v])
                                    for i, v in enumerate(items)])
@@ -54,14 +65,15 @@ class IterableBuiltinsMixin:
     def _call_zip(self, tx, *seqs, **kwargs):
         from .iter import LazyIteratorVariable, next_of_all, to_iter
 
-        if any(isinstance(s, LazyIteratorVariable) for s in seqs):  # lazy: count() may be
-            its = [to_iter(tx, s) for s in seqs]  # infinite, map() runs when asked
+        if any(isinstance(s, (LazyIteratorVariable, GeneratorVariable)) for s in seqs):
+            # lazy: count() may be infinite, map() and a generator run when asked — one item
+            # from each in turn, stopping at the first exhausted one, as CPython's zip does
+            its = [to_iter(tx, s) for s in seqs]
 
             def step(tx):
                 items = next_of_all(tx, its)
                 return None if items is None else TupleVariable(items)
             return LazyIteratorVariable("zip", step)
-        _no_generator("zip", *seqs)
         lists = [s.unpack_var_sequence(tx) for s in seqs]
         return ListIteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
 
@@ -75,7 +87,7 @@ class IterableBuiltinsMixin:
         if item is None:
             if default:
                 return default[0]
-            unimplemented("next() on an exhausted iterator (StopIteration) inside traced code")
+            raise_observed(StopIteration)  # catchable (contextlib's __exit__ catches it)
         return item
 
     def _call_reversed(self, tx, seq):
@@ -200,10 +212,3 @@ def _minmax_pair(tx, pick, a, b):
 
 def is_symbolic_size(s) -> bool:
     return hasattr(s, "hint")
-
-
-def _no_generator(name: str, *seqs) -> None:
-    """``zip``/``enumerate`` unpack their arguments now; a generator would run ahead of its
-    consumer (side effects of items never asked for), so they are not supported on one."""
-    if any(isinstance(s, GeneratorVariable) for s in seqs):
-        unimplemented(f"{name}() over a generator")

@@ -1,4 +1,4 @@
-"""Constants: numbers, strings, None, bools, dtypes, devices, slices, Ellipsis.
+"""Constants: numbers, strings, None, bools, dtypes, devices, slices, Ellipsis, enum members.
 
 A ``ConstantVariable`` is a value fully known while tracing.  Operations on constants are
 *folded*: ``2 * 3`` becomes ``6`` in the tracer and no graph node is made.  Constants read from
@@ -80,3 +80,16 @@ class ConstantVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"ConstantVariable({self.value!r})"
+
+
+class EnumVariable(ConstantVariable):
+    """An ``enum`` member (torch's ``EnumVariable``): a constant guarded by identity; its
+    ``.value``/``.name`` and comparisons fold.  It is rebuilt by reference, never by repr."""
+
+    def reconstruct(self, codegen) -> None:
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
+        cls = type(self.value)
+        codegen.load_global_object(f"___enum_{cls.__name__}_{self.value.name}_{id(self.value)}",
+                                   self.value, push_null=False)

@@ -204,3 +204,24 @@ class DictViewVariable(ListVariable):
         if name == "__contains__" and self.kind == "keys":
             return self.dict_vt.call_method(tx, name, args, kwargs)
         return super().call_method(tx, name, args, kwargs)
+
+
+class DictFromKeysVariable(VariableTracker):
+    """``dict.fromkeys(keys, value=None)`` (and ``OrderedDict``'s, ``defaultdict``'s — the
+    latter with no factory): a new dict of constant keys, every one holding the same value."""
+
+    def __init__(self, cls: type):
+        super().__init__()
+        self.cls = cls
+
+    def call_function(self, tx, args, kwargs):
+        import collections
+
+        if not args or len(args) > 2 or set(kwargs) - {"value"}:
+            unimplemented(f"TypeError: bad arguments to {self.cls.__name__}.fromkeys()")
+        value = args[1] if len(args) == 2 else kwargs.get("value", ConstantVariable(None))
+        keys = [k.as_python_constant() for k in args[0].unpack_var_sequence(tx)]
+        items = dict.fromkeys(keys, value)
+        if self.cls is collections.defaultdict:
+            return DefaultDictVariable(ConstantVariable(None), items)
+        return ConstDictVariable(items, dict_cls=self.cls)

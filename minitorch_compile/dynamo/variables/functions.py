@@ -18,6 +18,7 @@ from __future__ import annotations
 import dis
 import functools
 import inspect
+import itertools
 import types
 
 from ..exc import unimplemented
@@ -31,21 +32,38 @@ class ValueCell:
     """A closure cell of a real function: a write (``nonlocal x; x = ...``) is a side effect,
     recorded under the cell's source and replayed after the graph."""
 
-    def __init__(self, vt, tx=None, name: str = ""):
+    def __init__(self, vt, tx=None, name: str = "", source=None):
         self.vt, self.tx, self.name = vt, tx, name
+        self.source = source if source is not None else vt.source  # (a dynamic int has none)
 
     def get(self):
         if self.tx is not None:
-            written = self.tx.output.side_effects.load_cell(self.vt.source)
+            written = self.tx.output.side_effects.load_cell(self.source)
             if written is not None:
                 return written
         return self.vt
 
     def set(self, vt):
-        if self.tx is None or self.vt.source is None:
+        if self.tx is None or self.source is None:
             unimplemented("assigning to a closure variable of a function without a source "
                           "(nonlocal side effect)")
-        self.tx.output.side_effects.store_cell(self.vt.source, self.name, vt)
+        self.tx.output.side_effects.store_cell(self.source, self.name, vt)
+
+
+def value_cell(tx, cell, name: str, source, value) -> ValueCell:
+    """The ``ValueCell`` of the real cell ``cell`` — one per cell for the whole trace: a cell
+    reached two ways (the frame's free variable, and the closure of a function the frame calls)
+    is one variable, so a write through one is read through the other."""
+    from .builder import VariableBuilder
+
+    table = tx.output.__dict__.setdefault("value_cells", {})  # id(cell) -> (cell, ValueCell)
+    hit = table.get(id(cell)) if cell is not None else None
+    if hit is not None and hit[0] is cell:
+        return hit[1]
+    vc = ValueCell(VariableBuilder(tx, source)(value), tx, name, source)
+    if cell is not None:
+        table[id(cell)] = (cell, vc)
+    return vc
 
 
 class FrameCell:
@@ -81,7 +99,7 @@ class LocalCell:
 
 def bind_args(tx, fn_obj, args, kwargs, default_vt) -> dict:
     """Bind tracker arguments to ``fn_obj``'s parameters; defaults via ``default_vt(kind, i)``."""
-    sig = inspect.signature(fn_obj)
+    sig = inspect.signature(fn_obj, follow_wrapped=False)  # its own (not @wraps's)
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
@@ -173,7 +191,6 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return bind_args(tx, self.fn, args, kwargs, lambda k, i: self._default(tx, k, i))
 
     def closure_cells(self, tx) -> dict:
-        from .builder import VariableBuilder
 
         cells = {}
         for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars,
@@ -183,7 +200,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
                 value = cell.cell_contents
             except ValueError:
                 unimplemented(f"free variable {name!r} of {self.fn.__qualname__} is empty")
-            cells[name] = ValueCell(VariableBuilder(tx, src)(value), tx, name)
+            cells[name] = value_cell(tx, cell, name, src, value)
         return cells
 
     def __repr__(self) -> str:
@@ -229,6 +246,24 @@ def _make_nested(code, qualname, f_globals, defaults, *values):
     """The nested function, made at run time (the transformed code calls this)."""
     fn = types.FunctionType(code, f_globals, code.co_name, defaults,
                             tuple(types.CellType(v) for v in values) or None)
+    fn.__qualname__ = qualname
+    return fn
+
+
+_CODE_NUMBERS: dict = {}  # id(code) -> (code, n): a short stable name per nested code object
+_next_code_number = itertools.count()
+
+
+def _code_number(code) -> int:
+    hit = _CODE_NUMBERS.get(id(code))
+    if hit is None or hit[0] is not code:
+        hit = _CODE_NUMBERS[id(code)] = (code, next(_next_code_number))
+    return hit[1]
+
+
+def _make_with_cells(code, qualname, f_globals, defaults, *cells):
+    """The nested function, made at run time with the frame's own cells."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults, cells)
     fn.__qualname__ = qualname
     return fn
 
@@ -296,6 +331,18 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             codegen.load_global_object(f"___{self.code.co_name[1:-1]}_{id(self.code)}", fn,
                                        push_null=False)
             return
+        if self._uses_shared_cells(codegen):  # made with the transformed code's own cells
+            make = functools.partial(_make_with_cells, self.code, self.qualname, self.f_globals)
+            codegen.load_global_object(
+                f"___make_{self.code.co_name.strip('<>')}_cells_{_code_number(self.code)}", make)
+            if self.defaults:
+                codegen.reconstruct(self.defaults)
+            else:
+                codegen.load_const(None)
+            for name in self.code.co_freevars:
+                codegen.load_closure(self.closure[name].name)
+            codegen.call(1 + len(self.code.co_freevars))
+            return
         why = self._not_rebuilt()
         if why:
             unimplemented(f"rebuilding the nested function {self.qualname}: {why}")
@@ -309,6 +356,24 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         for name in self.code.co_freevars:
             codegen.reconstruct(self.closure[name].get())
         codegen.call(1 + len(self.code.co_freevars))
+
+    def _uses_shared_cells(self, codegen) -> bool:
+        """Every free variable is a cell the transformed code holds: one of the frame's cells it
+        keeps (``shared_cells``) or one of the frame's own free variables."""
+        if self.kwdefaults or not self.code.co_freevars or not codegen.shared_cells:
+            return False
+        from ..source import FreeVarSource
+
+        for name in self.code.co_freevars:
+            cell = self.closure.get(name)
+            if isinstance(cell, FrameCell) and cell.tx.depth == 0 and \
+                    cell.name in codegen.shared_cells:
+                continue
+            if isinstance(cell, ValueCell) and isinstance(cell.source, FreeVarSource) and \
+                    cell.name == cell.source.var_name:
+                continue
+            return False
+        return True
 
     def _not_rebuilt(self) -> str | None:
         if self.kwdefaults:

@@ -148,6 +148,17 @@ def _product(tx, *seqs, repeat=None):
     return ListIteratorVariable([TupleVariable(list(t)) for t in itertools.product(*pools)])
 
 
+def _choose(kind):
+    """``itertools.combinations``/``permutations``: tuples of the trackers themselves (the
+    choice depends only on positions, never on values)."""
+    def make(tx, seq, r=None):
+        pool = seq.unpack_var_sequence(tx)
+        n = None if r is None or r.as_python_constant() is None else r.as_python_constant()
+        picks = kind(range(len(pool)), *(() if n is None else (n,)))
+        return ListIteratorVariable([TupleVariable([pool[i] for i in t]) for t in picks])
+    return make
+
+
 def _accumulate(tx, seq, func=None, initial=None):
     from .builtin import BuiltinVariable
 
@@ -220,10 +231,11 @@ def _reduce(tx, fn, seq, *initial):
 
 
 class PartialVariable(VariableTracker):
-    """``functools.partial(fn, *args, **kwargs)`` made while tracing."""
+    """``functools.partial(fn, *args, **kwargs)`` made while tracing, or read from the frame
+    (``source``: rebuilt by reading it again)."""
 
-    def __init__(self, fn, args, kwargs):
-        super().__init__()
+    def __init__(self, fn, args, kwargs, source=None):
+        super().__init__(source)
         self.fn, self.args, self.kwargs = fn, list(args), dict(kwargs)
 
     def python_type(self) -> type:
@@ -237,9 +249,16 @@ class PartialVariable(VariableTracker):
             return self.fn
         if name == "args":
             return TupleVariable(self.args)
+        if name == "keywords":
+            from .dicts import ConstDictVariable
+
+            return ConstDictVariable(self.kwargs)
         unimplemented(f"functools.partial attribute {name!r}")
 
     def reconstruct(self, codegen) -> None:
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
         codegen.load_global_object("___functools_partial", functools.partial)
         codegen.reconstruct(self.fn)
         for a in self.args:
@@ -298,6 +317,8 @@ HANDLERS = {
     itertools.chain: _chain, itertools.islice: _islice, itertools.product: _product,
     itertools.accumulate: _accumulate, itertools.count: _count, itertools.repeat: _repeat,
     itertools.zip_longest: _zip_longest,
+    itertools.combinations: _choose(itertools.combinations),
+    itertools.permutations: _choose(itertools.permutations),
     functools.reduce: _reduce, functools.partial: _partial,
     operator.itemgetter: _getter("item"), operator.attrgetter: _getter("attr"),
 }

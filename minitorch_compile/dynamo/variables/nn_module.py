@@ -9,7 +9,10 @@ is guards that: ``a is b`` by ``ID_MATCH``, a submodule shared by two attributes
 as for any mutable object) by ``DUPLICATE_INPUT``, and distinct parameters by
 ``NO_TENSOR_ALIASING``.
 Calling it inlines ``mod.forward`` with ``self`` bound to the tracker (guarded: the method is
-the class's function, and no forward hooks were registered since).  Its attributes
+the class's function, and no forward or backward hooks were registered since).  A module with
+full backward hooks (or backward pre-hooks) is a graph break at its call, as in torch without
+compiled autograd: the call runs eagerly, so ``_call_impl`` wraps its inputs and outputs in the
+hook's identity nodes.  Its attributes
 are read through torch's paths, so sources — and therefore placeholder names — match torch's:
 a parameter is ``L['mod']._modules['lin']._parameters['weight']``, which becomes the graph input
 ``l_mod_modules_lin_parameters_weight_``.  Containers (``Sequential``, ``ModuleList``,
@@ -28,6 +31,9 @@ from ..source import AttrSource, GetItemSource
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .lists import TupleVariable
+
+# the hook tables a call depends on: guarded by length, so a hook registered later recompiles
+_HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
 
 
 def _sub(source, container: str, key):
@@ -111,7 +117,7 @@ class NNModuleVariable(VariableTracker):
         if isinstance(cls_attr, staticmethod):
             return VariableBuilder(tx, src)(cls_attr.__func__)
         if isinstance(cls_attr, classmethod):
-            from .misc import UserDefinedClassVariable
+            from .user_defined import UserDefinedClassVariable
 
             return UserMethodVariable(cls_attr.__func__, UserDefinedClassVariable(type(m)))
         if cls_attr is not None and not callable(cls_attr):
@@ -126,8 +132,10 @@ class NNModuleVariable(VariableTracker):
             unimplemented(f"module {type(m).__name__} overrides __call__")
         if m._forward_hooks or m._forward_pre_hooks:
             unimplemented(f"module {type(m).__name__} has forward hooks")
+        if m._backward_hooks or m._backward_pre_hooks:  # torch's break (its gb0083): without
+            unimplemented("Module-level backwards hooks require compiled autograd.")  # it
         if self.source is not None:  # a hook registered later must not be skipped
-            for hooks in ("_forward_pre_hooks", "_forward_hooks"):
+            for hooks in _HOOK_TABLES:
                 tx.output.guards.add("DICT_LENGTH", AttrSource(self.source, hooks),
                                      value=getattr(m, hooks))
         # Module.__call__ runs self.forward: the class's, or one assigned to the instance

@@ -39,7 +39,7 @@ from .constant import ConstantVariable
 from .dicts import ConstDictVariable
 from .functions import UserMethodVariable
 from .lists import ListVariable
-from .misc import UserDefinedObjectVariable
+from .user_defined import UserDefinedObjectVariable
 
 
 class ParamStateSource(Source):

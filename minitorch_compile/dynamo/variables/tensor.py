@@ -67,7 +67,7 @@ class TensorVariable(VariableTracker):
         if name == "shape":
             return self.shape_variable(tx)
         if name == "__class__":  # pinned by TENSOR_MATCH
-            from .misc import UserDefinedClassVariable
+            from .user_defined import UserDefinedClassVariable
 
             return UserDefinedClassVariable(self.class_type)
         if name == "is_leaf" and self.proxy.op == "placeholder":

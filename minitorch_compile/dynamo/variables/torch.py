@@ -86,7 +86,7 @@ class TorchVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         import minitorch_compile as mtc
 
-        from .misc import GradModeVariable
+        from .ctx_manager import GradModeVariable
 
         fn = self.value
         if fn is mtc.no_grad or fn is mtc.inference_mode:

@@ -14,11 +14,10 @@
 Every ``register_*`` returns a ``RemovableHandle``; ``prepend=True`` puts the hook first.  A
 forward hook registered with ``always_call=True`` also runs when ``forward`` raises.
 
-The compiler inlines ``forward`` only for modules without forward hooks (``dynamo/variables/
-nn_module.py`` checks ``_forward_hooks``/``_forward_pre_hooks`` and guards their lengths).  So
-that it never skips a *backward* hook either, registering one also puts a no-op entry
-``_backward_hooks_marker`` into ``_forward_pre_hooks``: such a module runs eagerly, hooks and
-all.  (torch's dynamo reads ``_backward_hooks`` itself.)
+The compiler inlines ``forward`` only for modules without hooks: ``dynamo/variables/
+nn_module.py`` breaks the graph at the call of a module with forward hooks or backward hooks
+(torch's "Module-level backwards hooks require compiled autograd"), so the call runs here,
+hooks and all, and guards the lengths of the four hook tables.
 """
 
 from __future__ import annotations
@@ -27,10 +26,6 @@ from collections import OrderedDict
 from typing import Callable
 
 from .hooks import RemovableHandle
-
-
-def _backward_hooks_marker(module, args) -> None:
-    """A no-op forward pre-hook: tells the compiler the module has backward hooks."""
 
 
 class ModuleHooksMixin:
@@ -81,14 +76,12 @@ class ModuleHooksMixin:
                                         prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output) -> None | new grad_output`` runs when the gradients
         with respect to the module's outputs are known."""
-        self._forward_pre_hooks.setdefault("_backward_hooks_marker", _backward_hooks_marker)
         return self._add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook: Callable, *,
                                     prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None | new grad_input`` runs when the
         gradients with respect to the module's inputs are known."""
-        self._forward_pre_hooks.setdefault("_backward_hooks_marker", _backward_hooks_marker)
         return self._add_hook(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
