@@ -112,3 +112,12 @@ def programs_of(namespace: dict) -> list:
     return [v for k, v in list(namespace.items())
             if callable(v) and k[0] != "_" and not k.startswith("test")
             and getattr(v, "__module__", None) == name and not isinstance(v, type)]
+
+
+def arange_leaf(T, *shape):
+    """``1, 2, ...`` in ``shape`` (default 2×3), a leaf that requires grad, in library ``T``."""
+    shape = shape or (2, 3)
+    n = 1
+    for s in shape:
+        n *= s
+    return T.arange(1.0, n + 1).reshape(*shape).requires_grad_()

@@ -11,17 +11,12 @@ import warnings
 
 import pytest
 
-from .fidelity import programs_of, run_program
+from .fidelity import arange_leaf, programs_of, run_program
 
 pytestmark = pytest.mark.torch
 
 
-def _x(T, *shape):
-    shape = shape or (2, 3)
-    n = 1
-    for s in shape:
-        n *= s
-    return T.arange(1.0, n + 1).reshape(*shape).requires_grad_()
+_x = arange_leaf
 
 
 # ------------------------------------------------------------------ in place and versions

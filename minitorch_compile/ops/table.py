@@ -305,7 +305,8 @@ def check_writable(self: Tensor) -> None:
     numpy broadcast, or any array with a stride-0 dim of size > 1 (torch's ``has_internal_overlap``
     rule; a compiled kernel's expanded output is such an array)."""
     a = self._data
-    if not a.flags.writeable or any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+    if not a.flags.writeable or (a.size > 1 and any(st == 0 and n > 1 for st, n in
+                                                   zip(a.strides, a.shape))):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation.")
