@@ -95,3 +95,24 @@ def test_create_graph_grad_keeps_its_history():
     assert w.grad.requires_grad and w.grad.stride() == (1, 2)
     w.grad.sum().backward()  # d/dw sum(2 w) = 2, added to the first gradient 2 w
     np.testing.assert_array_equal(w.grad.detach().numpy(), np.full((2, 3), 4.0))
+
+
+def test_mm_grads_come_out_in_their_operands_layouts():
+    """torch's ``mm_mat1_backward``/``mm_mat2_backward``: a column-major operand (``linear``'s
+    ``weight.t()``) gets a column-major gradient, so a weight's gradient is row-major like the
+    weight and AccumulateGrad's layout contract needs no copy — also in a compiled backward."""
+    x, w = mtc.randn(3, 4, requires_grad=True), mtc.randn(5, 4, requires_grad=True)
+    gw, = mtc.autograd.grad(x.mm(w.t()).sum(), [w])
+    assert gw.is_contiguous()
+    wt = w.t()
+    g_wt, = mtc.autograd.grad(x.mm(wt).sum(), [wt])
+    assert g_wt.stride() == (1, 4)  # wt's own layout
+    mtc.dynamo.reset()
+    f = mtc.compile(lambda x, w, b: mtc.nn.functional.linear(x, w, b).relu().sum())
+    b = mtc.zeros(5, requires_grad=True)
+    f(x, w, b).backward()
+    from minitorch_compile import inductor
+
+    returned = inductor.compiled_graphs[-1].source.split("return (")[1].split(")\n")[0]
+    assert "strided(" not in returned  # the weight's gradient is computed in its layout
+    assert w.grad.is_contiguous()

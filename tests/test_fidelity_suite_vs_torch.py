@@ -257,6 +257,13 @@ def leaf_grad_is_contiguous(T):  # test_grad_layout (AccumulateGrad's layout con
     return [x.grad, x.grad.is_contiguous(), x.grad.stride(), g is x.grad]
 
 
+def mm_grads_follow_transposed_operands(T):  # mm_mat1/mm_mat2_backward's layout rule
+    x, w = _x(T, 3, 4), _x(T, 5, 4)
+    wt, xt = w.t(), x.t().contiguous().t()  # column-major operands, as linear's weight.t()
+    gx, gw = T.autograd.grad(xt.mm(wt).sum(), [xt, wt])
+    return [gx, gw, gx.stride(), gw.stride()]
+
+
 def zero_grad_in_place_after_sum(T):  # test_optim.py: zero_grad(set_to_none=False)
     x = _x(T)
     x.sum().backward()

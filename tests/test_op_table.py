@@ -95,12 +95,12 @@ def test_differentiable_op_has_a_formula_for_every_floating_input(name):
 
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
 def test_derivative_formulas_name_only_savable_values(name):
-    """A formula's parameters are ``grad``/``grads``, outputs, arguments, ``<arg>_sizes`` or
-    ``<arg>_dtype``."""
+    """A formula's parameters are ``grad``/``grads``, outputs, arguments, ``<arg>_sizes``,
+    ``<arg>_strides`` or ``<arg>_dtype``."""
     schema = OP_TABLE[name].overload.schema
     args = set(schema.arg_names)
     known = ({"grad", "grads", "result"} | args | {f"{a}_sizes" for a in args}
-             | {f"{a}_dtype" for a in args}
+             | {f"{a}_strides" for a in args} | {f"{a}_dtype" for a in args}
              | {r.name for r in schema.returns if r.name})
     for inp, fn in OP_TABLE[name].derivatives.items():
         params = list(inspect.signature(fn).parameters)

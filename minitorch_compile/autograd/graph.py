@@ -15,7 +15,8 @@ output.  The node keeps:
       derivatives={"self": lambda grad, self: grad * -self.sin()}
 
   ``grad``/``grads`` are the output gradients, ``result`` (or the schema's return names) the
-  outputs, ``<arg>_sizes`` / ``<arg>_dtype`` an input's shape / dtype (no tensor is kept),
+  outputs, ``<arg>_sizes`` / ``<arg>_strides`` / ``<arg>_dtype`` an input's shape / strides /
+  dtype (no tensor is kept),
   any other name the input argument itself.
 
 Saved tensors remember their version; an in-place change before backward is an error, never a
@@ -360,6 +361,8 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
                 saved[p] = SavedTensor(outs[i], (node, i), is_output=True)
             elif p.endswith("_dtype") and p[:-6] in arg_index:
                 saved[p] = args[arg_index[p[:-6]]].dtype  # torch saves only `options()`
+            elif p.endswith("_strides") and p[:-8] in arg_index:
+                saved[p] = tuple(args[arg_index[p[:-8]]].stride())  # (torch: sym_strides())
             elif p.endswith("_sizes") and p[:-6] in arg_index:
                 v = args[arg_index[p[:-6]]]  # a Tensor[] argument saves each tensor's shape
                 saved[p] = [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) \

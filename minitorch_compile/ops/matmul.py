@@ -29,9 +29,28 @@ def _mm_meta(self, mat2):
     return TensorMeta((self.shape[0], mat2.shape[1]), self.dtype)
 
 
+def _column_major(sizes, strides) -> bool:
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+
+
+def _mm_mat1_backward(grad, mat2, self_sizes, self_strides):
+    """torch's ``mm_mat1_backward``: a column-major ``self`` (a transposed weight) gets its
+    gradient computed transposed, so it comes out in its own layout (no copy at accumulation)."""
+    if _column_major(self_sizes, self_strides):
+        return mat2.mm(grad.t()).t()
+    return grad.mm(mat2.t())
+
+
+def _mm_mat2_backward(grad, self, mat2_sizes, mat2_strides):
+    """torch's ``mm_mat2_backward``: ``linear``'s ``weight.t()`` is column-major, so the
+    weight's gradient is ``grad.t() @ input``, row-major like the weight."""
+    if _column_major(mat2_sizes, mat2_strides):
+        return grad.t().mm(self).t()
+    return self.t().mm(grad)
+
+
 mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", MATMUL, kernel=np.matmul, meta=_mm_meta,
-           derivatives={"self": lambda grad, mat2: grad.mm(mat2.t()),
-                        "mat2": lambda grad, self: self.t().mm(grad)})
+           derivatives={"self": _mm_mat1_backward, "mat2": _mm_mat2_backward})
 
 
 def _bmm_meta(self, mat2):
