@@ -63,8 +63,7 @@ _VALUE_OPS = frozenset({
     "minimum", "clamp", "clamp_min", "clamp_max", "iadd", "isub", "imul", "itruediv",
     "ifloordiv", "add_", "sub_", "mul_", "div_", "__add__", "__radd__", "__sub__", "__rsub__",
     "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__",
-    "__mod__", "__rmod__", "__pow__", "__rpow__",
-    "getitem", "__getitem__"})  # x[n]: which element, not how many
+    "__mod__", "__rmod__", "__pow__", "__rpow__"})
 
 
 def _value_operands(kind: str, target, args: list, ex_args: list) -> list:
