@@ -105,13 +105,32 @@ def _linspace_meta(start, end, steps, dtype=None, device=None):
 
 def _linspace_kernel(start, end, steps, dtype=None, device=None):
     """torch's formula: the first half counts up from ``start``, the second half down from
-    ``end`` (so both ends are exact); integer dtypes truncate toward zero."""
+    ``end`` (so both ends are exact), in torch's arithmetic: float32/float64 in their own
+    dtype with fused multiply-adds, as its vectorized kernel does (emulated in a wider type:
+    the product of two float32s is exact in float64); half rounding after every operation;
+    an integer dtype truncates ``start``/``end`` first and steps in double."""
+    dt = dtype or _dtype.get_default_dtype()
     if steps == 1:
-        return np.full(1, start, dtype=np.float64)
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    i = np.arange(steps, dtype=np.float64)
+        return np.full(1, start, dtype=dt.np if dt.is_floating_point else np.float64)
+    if not dt.is_floating_point:
+        start, end = np.float64(int(start)), np.float64(int(end))
+        step, i = (end - start) / (steps - 1), np.arange(steps, dtype=np.float64)
+        return np.trunc(np.where(i < steps // 2, start + step * i,
+                                 end - step * (steps - 1 - i)))
+    if dt.np == np.float16:
+        h = np.float16
+        start, end = h(start), h(end)
+        step = h(end - start) / h(steps - 1)
+        i = np.arange(steps)
+        up, down = i.astype(h), (steps - 1 - i).astype(h)
+        return np.where(i < steps // 2, start + step * up, end - step * down)
+    ctype = dt.np
+    wide = np.dtype(np.longdouble) if ctype == np.float64 else np.dtype(np.float64)
+    start, end = ctype.type(start), ctype.type(end)
+    step = wide.type((end - start) / ctype.type(steps - 1))
+    start, end, i = wide.type(start), wide.type(end), np.arange(steps, dtype=wide)
     values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
-    return np.trunc(values) if dtype is not None and not dtype.is_floating_point else values
+    return values.astype(ctype)
 
 
 linspace = defop(
