@@ -224,7 +224,18 @@ def tile(input, dims):  # noqa: A002
     return _aten.tile(input, (dims,) if isinstance(dims, int) else tuple(dims))
 
 
-__all__ = ["sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax", "einsum",
+def round(input, *, decimals=0):  # noqa: A001, A002 - torch's names
+    """``round`` (half to even) or, with ``decimals``, ``round.decimals``: two overloads."""
+    if decimals == 0:
+        return _aten.round(input)
+    return _aten.round.decimals(input, decimals=decimals)
+
+
+def fix(input):  # noqa: A002
+    return _aten.trunc(input)
+
+
+__all__ = ["round", "fix", "sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax", "einsum",
            "tensordot", "norm", "cross", "linalg", "count_nonzero", "unique", "take_along_dim",
            "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal",
            "repeat_interleave"]

@@ -21,10 +21,12 @@ _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
 tril triu diag roll movedim expand_as unflatten outer baddbmm
 index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma bincount
+floor ceil trunc frac
 """.split()
 _INPLACE = """
 atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ tril_ triu_
 index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_ erfinv_ lgamma_ digamma_
+floor_ ceil_ trunc_ frac_
 """.split()
 
 
@@ -43,6 +45,21 @@ def _method(fn):
 
 
 Tensor.arctan2 = Tensor.atan2
+Tensor.fix = Tensor.trunc
+Tensor.fix_ = Tensor.trunc_
+
+
+@_method
+def round(self, *, decimals=0):  # noqa: A001 - torch's name
+    return M.round(self, decimals=decimals)
+
+
+@_method
+def round_(self, *, decimals=0):
+    if decimals == 0:
+        return _aten.round_(self)
+    return _aten.round_.decimals(self, decimals=decimals)
+
 Tensor.arctan2_ = Tensor.atan2_
 Tensor.moveaxis = Tensor.movedim
 Tensor.sort = M.sort

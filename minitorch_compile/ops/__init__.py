@@ -38,6 +38,7 @@ from . import (  # noqa: F401
     pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
     pooling,
     reductions,
+    rounding,  # floor, ceil, trunc, round (decimals), frac
     scan,  # cumsum, cumprod, prod
     sorting,  # sort, argsort, topk, kthvalue, median
     special,  # erfinv, lgamma, digamma, polygamma
