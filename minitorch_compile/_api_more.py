@@ -235,7 +235,8 @@ def fix(input):  # noqa: A002
     return _aten.trunc(input)
 
 
-__all__ = ["round", "fix", "sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax", "einsum",
+__all__ = ["round", "fix", "sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax",
+           "einsum",
            "tensordot", "norm", "cross", "linalg", "count_nonzero", "unique", "take_along_dim",
            "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal",
            "repeat_interleave"]
