@@ -179,8 +179,8 @@ def cdist(x1, x2, p=2.0):
 
 def bernoulli(input, p=None, *, generator=None):  # noqa: A002
     if p is None:
-        return _aten.bernoulli.default(input)
-    return _aten.bernoulli.p(input, p)
+        return _aten.bernoulli.default(input, generator=generator)
+    return _aten.bernoulli.p(input, p, generator=generator)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None):
@@ -191,8 +191,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None)
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal() missing required argument 'size'")
-        return _aten.normal.float_float(float(mean), float(std), tuple(size), dtype=dtype,
-                                        device=device)
+        return _aten.normal.float_float(float(mean), float(std), tuple(size),
+                                        generator=generator, dtype=dtype, device=device)
     if not isinstance(mean, Tensor):
         mean = full_like(std, mean)
     if not isinstance(std, Tensor):

@@ -129,19 +129,23 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 
 @_method
 def bernoulli_(self, p=0.5, *, generator=None):
-    sample = M.bernoulli(self, p) if not isinstance(p, Tensor) else \
-        M.bernoulli(p.expand(tuple(self.shape)).to(self.dtype))
+    if isinstance(p, Tensor):
+        sample = _aten.bernoulli.default(p.expand(tuple(self.shape)).to(self.dtype),
+                                         generator=generator)
+    else:
+        sample = _aten.bernoulli.p(self, float(p), generator=generator)
     return self.copy_(sample)
 
 
 @_method
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return self.copy_(F.randn_like(self) * std + mean)
+    return self.copy_(_aten.normal_functional(self, float(mean), float(std),
+                                              generator=generator))
 
 
 @_method
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return self.copy_(F.rand_like(self) * (to - from_) + from_)
+    return self.copy_(_aten.uniform(self, float(from_), float(to), generator=generator))
 
 
 # ---------------------------------------------------------------- in-place view ops

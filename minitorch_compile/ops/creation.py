@@ -144,7 +144,7 @@ def _random_op(name, sample):
         f"{name}(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         RANDOM,
         kernel=lambda size, dtype=None, device=None: sample(
-            _random.generator(), _size(size), (dtype or _dtype.get_default_dtype()).np),
+            None, _size(size), (dtype or _dtype.get_default_dtype()).np),
         meta=lambda size, dtype=None, device=None: _random_meta(name, size, dtype),
         differentiable=False)
 
@@ -157,15 +157,11 @@ def _random_meta(name, size, dtype):
 
 
 def _normal(gen, size, npd):
-    if npd == np.float16:
-        return gen.standard_normal(size, dtype=np.float32).astype(np.float16)
-    return gen.standard_normal(size, dtype=npd)
+    return _random.normal(size, npd, gen=gen)
 
 
 def _uniform(gen, size, npd):
-    if npd == np.float16:
-        return gen.random(size, dtype=np.float32).astype(np.float16)
-    return gen.random(size, dtype=npd)
+    return _random.uniform(size, npd, gen=gen)
 
 
 randn = _random_op("randn", _normal)
@@ -211,8 +207,8 @@ def _randint_meta(low, high, size, dtype=None, device=None):
 randint = defop(
     "randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=None, "
     "Device? device=None) -> Tensor", RANDOM,
-    kernel=lambda low, high, size, dtype=None, device=None: _random.generator().integers(
-        low, high, _size(size), dtype=np.int64),
+    kernel=lambda low, high, size, dtype=None, device=None: _random.random_from_to(
+        _size(size), low, high),
     meta=_randint_meta, differentiable=False,
     notes="uniform integers in [low, high); randint(high, size) is the API's low=0 form")
 
@@ -225,5 +221,5 @@ def _randperm_meta(n, dtype=None, device=None):
 
 randperm = defop(
     "randperm(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> Tensor", RANDOM,
-    kernel=lambda n, dtype=None, device=None: _random.generator().permutation(n),
+    kernel=lambda n, dtype=None, device=None: _random.randperm(n),
     meta=_randperm_meta, differentiable=False)
