@@ -213,6 +213,29 @@ class FloatTensorSource(Source):
 
 
 @dataclass(frozen=True)
+class NumpyTensorSource(Source):
+    """An ndarray (or numpy scalar) of the frame made a graph input (torch's
+    ``NumpyTensorSource``): the graph is called with ``___ndarray_as_tensor(L['a'])``, a
+    tensor sharing its memory, which TENSOR_MATCH guards."""
+
+    base: Source
+
+    def name(self) -> str:
+        return f"___ndarray_as_tensor({self.base.name()})"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        from .variables.numpy import ndarray_as_tensor
+
+        codegen.load_global_object("___ndarray_as_tensor", ndarray_as_tensor)
+        self.base.reconstruct(codegen)
+        codegen.call(1)
+
+
+@dataclass(frozen=True)
 class TensorSizeSource(Source):
     """``x.size()[d]`` (torch's ``TensorPropertySource(x, SIZE, d)``): the transformed code
     passes ``x.shape[d]`` to the graph."""

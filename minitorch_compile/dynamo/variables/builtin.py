@@ -35,6 +35,7 @@ from .lists import (
     TupleVariable,
 )
 from .sets import INPLACE_METHODS, SetVariable
+from .numpy import NumpyNdarrayVariable, numpy_builtin
 from .tensor import SymNodeVariable, TensorVariable, same_tensor_after_inplace
 
 BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
@@ -89,6 +90,10 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         if getattr(fn, "__name__", "") in INPLACE_METHODS and len(args) == 2 and \
                 isinstance(args[0], SetVariable) and not args[0].frozen:
             return args[0].inplace(tx, fn.__name__, args[1])  # s |= t mutates s
+        if any(isinstance(a, NumpyNdarrayVariable) for a in (*args, *kwargs.values())):
+            out = numpy_builtin(tx, fn, args, kwargs)  # numpy's operators (variables/numpy.py)
+            if out is not None:
+                return out
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None:
             result = handler(tx, *args, **kwargs)
