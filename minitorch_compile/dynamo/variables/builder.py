@@ -120,8 +120,8 @@ class VariableBuilder:
                 unimplemented("a tensor reached through a value without a source (e.g. a "
                               "default argument of a nested function) cannot be a graph input")
             return self.tx.output.add_graph_input(self.tx, src, value)
-        if isinstance(value, np.ndarray) or (isinstance(value, np.generic) and
-                                             not is_constant_value(value)):
+        if (isinstance(value, np.ndarray) or (isinstance(value, np.generic) and not
+                                              is_constant_value(value))) and _trace_numpy():
             if src is None:  # an ndarray / numpy scalar: a graph input (variables/numpy.py)
                 unimplemented("an ndarray without a source cannot be a graph input")
             return wrap_numpy_input(self.tx, src, value)
@@ -278,6 +278,12 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
+
+
+def _trace_numpy() -> bool:
+    from .. import config
+
+    return config.trace_numpy
 
 
 def _below_a_module(tx, src) -> bool:

@@ -444,8 +444,12 @@ class NumpyVariable(VariableTracker):
         return self.value
 
     def call_function(self, tx, args, kwargs):
+        from .. import config
+
         fn, table = self.value, numpy_table("functions")
         name = getattr(fn, "__name__", repr(fn))
+        if not config.trace_numpy:
+            unimplemented(f"np.{name}: numpy calls are not traced (config.trace_numpy is off)")
         if any(_has_array(a) for a in [*args, *kwargs.values()]):
             if fn in table:
                 return trace_numpy_op(tx, table[fn], list(args), kwargs)
@@ -491,7 +495,11 @@ def is_numpy_object(value) -> bool:
 # ---------------------------------------------------------------- where ndarrays are made
 def tensor_to_numpy(tx, tensor, args, kwargs):
     """``t.numpy()``: a ``view_as`` node seen as an ndarray (torch's ``method_numpy``)."""
+    from .. import config
+
     ex = tensor.example_value
+    if not config.trace_numpy:
+        unimplemented("data-dependent operation: Tensor.numpy() (config.trace_numpy is off)")
     if args or kwargs:
         unimplemented("Tensor.numpy() with arguments (force=) is not traced")
     if ex.requires_grad:
