@@ -247,11 +247,15 @@ def _plain_tensor(vt) -> TensorVariable:
 
 
 def _cast(tx, vt, dtype):
+    """``vt`` in ``dtype``: one ``to`` node per array and dtype (reused by later calls)."""
     if vt.example_value.dtype == dtype:
         return vt
-    out = tx.output.call(tx, "call_method", "to", [_plain_tensor(vt), ConstantVariable(dtype)],
-                         {})
-    return NumpyNdarrayVariable(out.proxy, out.example_value, scalar_type=vt.scalar_type)
+    if dtype not in vt.casts:
+        out = tx.output.call(tx, "call_method", "to",
+                             [_plain_tensor(vt), ConstantVariable(dtype)], {})
+        vt.casts[dtype] = NumpyNdarrayVariable(out.proxy, out.example_value,
+                                               scalar_type=vt.scalar_type)
+    return vt.casts[dtype]
 
 
 def _mtc_dtype(np_dtype):
@@ -347,6 +351,7 @@ class NumpyNdarrayVariable(TensorVariable):
     def __init__(self, proxy, example_value, source=None, scalar_type=None):
         super().__init__(proxy, example_value, source, class_type=np.ndarray)
         self.scalar_type = scalar_type  # np.float32, ...: numpy returns a scalar here
+        self.casts: dict = {}  # dtype -> this array cast to it (numpy's computation dtype)
 
     def python_type(self) -> type:
         return self.scalar_type or np.ndarray
