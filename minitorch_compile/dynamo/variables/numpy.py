@@ -75,10 +75,9 @@ def _mtc(name: str):
     return getattr(mtc, name)
 
 
-_UNARY_UFUNCS = {np.sin: "sin", np.cos: "cos", np.tan: "tan", np.exp: "exp", np.log: "log",
+_UNARY_UFUNCS = {np.sin: "sin", np.cos: "cos", np.exp: "exp", np.log: "log",
                  np.sqrt: "sqrt", np.tanh: "tanh", np.abs: "abs", np.absolute: "abs",
-                 np.negative: "neg", np.floor: "floor", np.ceil: "ceil", np.sign: "sign",
-                 np.square: "square"}
+                 np.negative: "neg", np.sign: "sign", np.square: "square"}
 _BINARY_UFUNCS = {np.add: operator.add, np.subtract: operator.sub,
                   np.multiply: operator.mul, np.divide: operator.truediv,
                   np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
@@ -149,8 +148,8 @@ def numpy_table(which: str) -> dict:
 # ---------------------------------------------------------------- tracing one numpy call
 def trace_numpy_op(tx, op: NumpyOp, args: list, kwargs: dict):
     """``op`` on trackers ``args`` (numpy's order): the graph node(s) and their tracker."""
-    expected = _numpy_result(op, args, kwargs)
     margs, mkwargs = _ARG_MAPPERS[op.args](tx, args, kwargs)
+    expected = _numpy_result(op, args, kwargs)
     result_dtype = _mtc_dtype(expected.dtype)
     got = _fake_result(tx, op, margs, mkwargs, None)
     cast = None
@@ -544,6 +543,8 @@ def numpy_builtin(tx, fn, args, kwargs):
     """A Python builtin / operator with an ndarray argument (None: the usual handling)."""
     if fn in INPLACE_OPERATORS:
         unimplemented(f"{fn.__name__} on an ndarray: a write to memory shared with a tensor")
+    if fn is abs:  # the builtin is the operator
+        fn = operator.abs
     if fn in OPERATORS and not kwargs:
         return trace_numpy_op(tx, OPERATORS[fn], list(args), {})
     if fn is operator.getitem and isinstance(args[0], NumpyNdarrayVariable):
