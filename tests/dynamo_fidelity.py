@@ -2,10 +2,11 @@
 
 Each program is a ``Program``: the source of a function ``f`` written once over a namespace
 (``lib`` is ``minitorch_compile`` or ``torch``; ``math``, ``collections``, ``dataclasses``,
-``itertools``, ``functools``, ``operator`` and ``np`` (numpy) are there too), a maker of the calls to run
-(``calls(lib) -> [args, ...]``, the same values under both libraries) and the test of
-``pytorch/test/dynamo`` it is ported from (``cite``: a test name, or ``after <file>::<name>``
-for a program written in the manner of that file's tests whose name was not checked).
+``itertools``, ``functools``, ``operator`` and ``np`` (numpy) are there too), a maker of the
+calls to run (``calls(lib) -> [args, ...]``, the same values under both libraries) and the
+test of ``pytorch/test/dynamo`` it is ported from (``cite``: a test name, or
+``after <file>::<name>`` for a program written in the manner of that file's tests whose name
+was not checked).
 
 ``run`` calls ``f`` on every call, eagerly or compiled with a counting backend, and returns
 everything a difference could show in: the values returned (tensors as numpy arrays,

@@ -10,7 +10,7 @@ from eager numpy's there (``torch._numpy`` computes a different dtype or returns
 where numpy returns a scalar); mtc's match eager.
 """
 
-from .dynamo_fidelity import Program, fidelity_tests, one, ramp
+from .dynamo_fidelity import Program, fidelity_tests, one
 
 P = Program
 

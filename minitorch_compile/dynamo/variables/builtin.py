@@ -34,8 +34,8 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
-from .sets import INPLACE_METHODS, SetVariable
 from .numpy import NumpyNdarrayVariable, numpy_builtin
+from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable, same_tensor_after_inplace
 
 BINARY_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
