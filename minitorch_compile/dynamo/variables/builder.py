@@ -218,6 +218,9 @@ class VariableBuilder:
         if is_mtc_object(value):
             self._guard("ID_MATCH", value=value)
             return TorchVariable(value, src)
+        if is_numpy_object(value):  # np.sin, np.mean, np.ones, np.float32: traced on arrays
+            self._guard("ID_MATCH", value=value)  # by the table, never inlined
+            return NumpyVariable(value, src)
         if isinstance(value, types.FunctionType):
             if isinstance(src, LocalSource) and "<locals>" in value.__qualname__ and self.guard:
                 # torch's CLOSURE_MATCH: a nested function is made anew on every call of its
@@ -238,9 +241,6 @@ class VariableBuilder:
         if isinstance(value, types.ModuleType):
             self._guard("ID_MATCH", value=value)
             return PythonModuleVariable(value, src)
-        if is_numpy_object(value):  # np.sin, np.mean, np.float32: traced on arrays
-            self._guard("ID_MATCH", value=value)
-            return NumpyVariable(value, src)
         if isinstance(value, type):
             self._guard("ID_MATCH", value=value)
             return UserDefinedClassVariable(value, src)
