@@ -213,6 +213,25 @@ class FloatTensorSource(Source):
 
 
 @dataclass(frozen=True)
+class TypeSource(Source):
+    """``type(obj)`` (torch's ``TypeSource``): where ``type(a).__dict__`` is read from."""
+
+    base: Source
+
+    def name(self) -> str:
+        return f"type({self.base.name()})"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_global_object("___type", type)
+        self.base.reconstruct(codegen)
+        codegen.call(1)
+
+
+@dataclass(frozen=True)
 class NumpyTensorSource(Source):
     """An ndarray (or numpy scalar) of the frame made a graph input (torch's
     ``NumpyTensorSource``): the graph is called with ``___ndarray_as_tensor(L['a'])``, a

@@ -34,6 +34,7 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
+from .dicts import MappingProxyVariable
 from .numpy import NumpyNdarrayVariable, numpy_builtin
 from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable, same_tensor_after_inplace
@@ -255,7 +256,9 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
     def _call_type(self, tx, obj):
         from .user_defined import UserDefinedClassVariable
 
-        return UserDefinedClassVariable(obj.python_type())
+        cls = UserDefinedClassVariable(obj.python_type())
+        cls.instance_source = obj.source  # type(a).__dict__ is read through type(L['a'])
+        return cls
 
     def _call_super(self, tx, *args):
         from .misc import SuperVariable
@@ -282,7 +285,7 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         return obj.call_method(tx, "__getitem__", [index], {})
 
     def _call_contains(self, tx, container, item):
-        if isinstance(container, (BaseListVariable, ConstDictVariable)):
+        if isinstance(container, (BaseListVariable, ConstDictVariable, MappingProxyVariable)):
             return container.call_method(tx, "__contains__", [item], {})
         return None
 
