@@ -282,7 +282,7 @@ def _is_literal(value) -> bool:
     subclass: an ``IntEnum`` member reprs as ``<Level.HIGH: 3>``.)"""
     if type(value) in (float, complex):
         return cmath.isfinite(value)
-    if isinstance(value, (tuple, list)):
+    if type(value) in (tuple, list):  # not a subclass: mtc.Size([2]) is no guard source
         return all(_is_literal(v) for v in value)
     if isinstance(value, slice):
         return all(_is_literal(v) for v in (value.start, value.stop, value.step))

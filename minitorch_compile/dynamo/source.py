@@ -88,7 +88,8 @@ class GetItemSource(Source):
     index: object
 
     def name(self) -> str:
-        return f"{self.base.name()}[{self.index!r}]"
+        index = tuple(self.index) if type(self.index).__name__ == "Size" else self.index
+        return f"{self.base.name()}[{index!r}]"  # a Size key: the equal tuple
 
     @property
     def root(self) -> Source:

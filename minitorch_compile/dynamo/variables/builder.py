@@ -175,7 +175,8 @@ class VariableBuilder:
             self._guard("SET_CONTENTS", value=value)
             return SetVariable(value, type(value) is frozenset, source=src)
         if type(value) is dict:
-            if not all(is_constant_value(k) and _is_literal(k) for k in value):
+            if not all((is_constant_value(k) and _is_literal(k)) or _is_size_key(k)
+                       for k in value):
                 # sources name items by key (L['d']['x']): the key's repr must evaluate back
                 unimplemented("dict with keys that are not literals (tensors, dtypes, ...)")
             self._guard("TYPE_MATCH", value=value)
@@ -278,6 +279,14 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
+
+
+def _is_size_key(key) -> bool:
+    """A ``Size`` key (``cache[x.shape]``): named in sources as the equal, equally hashed
+    tuple ``L['d'][(2, 3)]``; DICT_KEYS compares the keys themselves."""
+    from ..._size import Size
+
+    return type(key) is Size and all(type(s) is int for s in key)
 
 
 def _trace_numpy() -> bool:
