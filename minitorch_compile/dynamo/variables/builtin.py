@@ -25,7 +25,7 @@ from ..symbolic_scalars import MATH_FNS, is_sym_scalar
 from .base import VariableTracker
 from .builtin_iterables import IterableBuiltinsMixin
 from .constant import ConstantVariable, is_constant_value
-from .dicts import ConstDictVariable
+from .dicts import ConstDictVariable, MappingProxyVariable
 from .lists import (
     BaseListVariable,
     ListVariable,
@@ -34,7 +34,6 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
-from .dicts import MappingProxyVariable
 from .numpy import NumpyNdarrayVariable, numpy_builtin
 from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable, same_tensor_after_inplace
