@@ -27,7 +27,8 @@ EXPRS = ["np.sin(a)", "np.exp(a)", "np.sqrt(np.abs(a))", "np.tanh(a) * 2", "a + 
          "a.astype(np.int32)", "np.where(a > 0, a, 0)", "a > 1", "(a > 0).sum()", "a @ a.T",
          "np.concatenate([a, a])", "np.stack([a, a], axis=1)", "a[0]", "a[:, 1:]",
          "a[0, 0] * 2", "a - a.mean()", "np.maximum(a, a * 2)", "np.square(a)",
-         "np.sign(a)", "np.floor(a)", "np.log(a + 4)", "np.equal(a, a)", "a.copy()", "a.flatten()",
+         "np.sign(a)", "np.floor(a)", "np.log(a + 4)", "np.equal(a, a)", "a // a",
+         "a % (a * 0)", "2 ** a", "a // 0", "a.copy()", "a.flatten()",
          "np.argsort(a)", "np.cumsum(a)"]
 
 

@@ -42,6 +42,7 @@ from .constant import ConstantVariable
 from .numpy_table import (
     ARG_MAPPERS,
     INPLACE_OPERATORS,
+    INT_RIGHT_OPERAND,
     OPERATORS,
     NumpyOp,
     mtc_dtype,
@@ -56,6 +57,12 @@ def trace_numpy_op(tx, op: NumpyOp, args: list, kwargs: dict):
     margs, mkwargs = ARG_MAPPERS[op.args](tx, args, kwargs)
     expected = _numpy_result(op, args, kwargs)
     result_dtype = mtc_dtype(expected.dtype)
+    if op.target in INT_RIGHT_OPERAND and expected.dtype.kind in "iub":
+        right = args[1] if len(args) == 2 else None
+        if right is None or not right.is_python_constant() or \
+                not INT_RIGHT_OPERAND[op.target](right.as_python_constant()):
+            unimplemented(f"integer {_name(op)} by an array or a zero / negative constant: "
+                          "numpy's result depends on the values (0 for x // 0, mtc raises)")
     got = _fake_result(tx, op, margs, mkwargs, None)
     cast = None
     if (got is None or got.dtype != result_dtype) and op.cast:
@@ -115,9 +122,10 @@ def _fake_result(tx, op, margs, mkwargs, cast):
         with out.fake_mode:
             ex_args = [_example(out, a, cast) for a in margs]
             ex_kwargs = {k: out.example_of(v) for k, v in mkwargs.items()}
-            return out._fake_run(op.kind, op.target, ex_args, ex_kwargs)
+            got = out._fake_run(op.kind, op.target, ex_args, ex_kwargs)
     except Exception:
         return None
+    return got if hasattr(got, "dtype") and hasattr(got, "shape") else None  # a tensor
 
 
 def _example(out, vt, cast):

@@ -104,6 +104,11 @@ OPERATORS = {op: NumpyOp(op, "call_function", op, cast=op not in _COMPARISONS)
              for op in (operator.add, operator.sub, operator.mul, operator.truediv,
                         operator.floordiv, operator.pow, operator.matmul, operator.mod,
                         operator.neg, operator.pos, operator.abs, *_COMPARISONS)}
+# integer results where numpy and mtc part on the *values*: numpy gives 0 for x // 0 and x % 0
+# (with a warning) where mtc raises ZeroDivisionError as torch does, and an integer array to a
+# negative power is numpy's error.  Traced only when the right operand is a constant passing:
+INT_RIGHT_OPERAND = {operator.floordiv: lambda v: v != 0, operator.mod: lambda v: v != 0,
+                     operator.pow: lambda v: v >= 0}
 INPLACE_OPERATORS = {operator.iadd, operator.isub, operator.imul, operator.itruediv,
                      operator.ifloordiv, operator.ipow, operator.imatmul, operator.imod,
                      operator.iand, operator.ior, operator.ixor, operator.setitem}
