@@ -214,3 +214,21 @@ def test_numpy_module_attributes_are_guarded():
     mod.op = np.cos
     _same(cf(x), f(x), "cos")
     assert len(mtc.dynamo.cache_entries(f)) == 2
+
+
+def test_numpy_on_dynamic_shapes_traces_without_specializing():
+    """A second shape makes the size dynamic (automatic dynamic); the numpy calls still trace
+    (numpy is probed with the size's hint, asking nothing of the symbol), so the third shape
+    reuses the graph."""
+    cb = CountingBackend()
+
+    def f(x):
+        a = x.numpy()
+        return np.sin(a).sum(axis=1) / 2, a.T @ a, np.mean(a, axis=0)
+
+    cf = mtc.compile(f, backend=cb)
+    for n in (2, 3, 4, 5):
+        x = _input("float32", n, 3, n)
+        _same(cf(x), f(x), f"n={n}")
+    assert len(cb.graphs) == 2
+    assert all(e.graph_break is None for e in mtc.dynamo.cache_entries(f))

@@ -37,6 +37,7 @@ import operator
 import numpy as np
 
 from ..exc import unimplemented
+from ..symbolic_shapes import hint_int
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .numpy_table import (
@@ -68,7 +69,7 @@ def trace_numpy_op(tx, op: NumpyOp, args: list, kwargs: dict):
     if (got is None or got.dtype != result_dtype) and op.cast:
         cast = result_dtype  # compute in the dtype numpy computes in
         got = _fake_result(tx, op, margs, mkwargs, cast)
-    if got is None or got.dtype != result_dtype or tuple(got.shape) != expected.shape:
+    if got is None or got.dtype != result_dtype or not _same_shape(got.shape, expected.shape):
         seen = "raised" if got is None else f"gives {got.dtype.name}{list(got.shape)}"
         unimplemented(f"numpy's {_name(op)} gives {expected.dtype}{list(expected.shape)}; "
                       f"mtc's {_name(op, True)} {seen}: not traced")
@@ -103,16 +104,20 @@ def _probe_value(vt):
         zero = np.zeros((), vt.example_value.dtype.np)
         if vt.scalar_type is not None:
             return vt.scalar_type(zero)
-        shape = vt.example_value.shape
-        if not all(type(s) is int for s in shape):
-            unimplemented("numpy on an ndarray of dynamic shape")
-        return np.broadcast_to(zero, tuple(shape))  # numpy's rules at no memory cost
+        # numpy's rules at no memory cost; a dynamic size probes with its hint (no guard)
+        return np.broadcast_to(zero, tuple(hint_int(s) for s in vt.example_value.shape))
     if isinstance(vt, TensorVariable):
         unimplemented("a numpy call mixing an ndarray with a Tensor (its eager meaning goes "
                       "through Tensor.__array__)")
     if isinstance(vt, BaseListVariable):
         return vt.python_type()(_probe_value(i) for i in vt.items)
     return vt.as_python_constant()
+
+
+def _same_shape(got, expected) -> bool:
+    """The mtc op's shape is numpy's: equal static sizes; a symbolic size (a dynamic
+    dimension) is compared by its hint only, which asks no question of it (no guard)."""
+    return len(got) == len(expected) and all(hint_int(g) == e for g, e in zip(got, expected))
 
 
 def _fake_result(tx, op, margs, mkwargs, cast):
