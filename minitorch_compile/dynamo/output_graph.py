@@ -49,6 +49,7 @@ from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
 from .variables.lists import BaseListVariable, ListIteratorVariable, SliceVariable
+from .variables.numpy import has_ndarray
 from .variables.tensor import SymNodeVariable, TensorVariable, wrap_fx_proxy
 
 _compiled_fn_counter = itertools.count()
@@ -243,6 +244,9 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
 
     def call(self, tx, kind: str, target, args: list, kwargs: dict):
         """Add ``target(*args, **kwargs)`` to the graph; return the tracker of its result."""
+        if any(has_ndarray(a) for a in (*args, *kwargs.values())):  # only numpy's table may
+            unimplemented(f"{getattr(target, '__name__', target)} of an ndarray is not "
+                          "traced")  # put an array in the graph (variables/numpy.py)
         ex_args = [self.example_of(a) for a in args]
         ex_kwargs = {k: self.example_of(v) for k, v in kwargs.items()}
         ex_args = _value_operands(kind, target, args, ex_args)

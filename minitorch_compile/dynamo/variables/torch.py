@@ -15,6 +15,7 @@ from ..exc import unimplemented
 from ..source import AttrSource
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .numpy import has_ndarray
 
 
 def _names(*fns) -> set:
@@ -102,6 +103,10 @@ class TorchVariable(VariableTracker):
             return ctx
         if fn is mtc.is_grad_enabled:
             return ConstantVariable(tx.output.grad_enabled)
+        if any(has_ndarray(a) for a in (*args, *kwargs.values())):
+            from .numpy import from_numpy_call
+
+            return from_numpy_call(tx, fn, args, kwargs)  # variables/numpy.py
         folded, unsupported = _tables()
         if fn in unsupported:
             unimplemented(f"mtc.{unsupported[fn]} cannot be captured into a graph")

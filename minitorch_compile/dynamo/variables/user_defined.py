@@ -38,6 +38,10 @@ class UserDefinedClassVariable(VariableTracker):
         from .builder import VariableBuilder
 
         src = AttrSource(self.source, name) if self.source is not None else None
+        if name == "__dict__":
+            from .dicts import MappingProxyVariable
+
+            return MappingProxyVariable.of_class(tx, self)
         if name == "fromkeys" and self.cls in (collections.OrderedDict, collections.defaultdict):
             from .dicts import DictFromKeysVariable
 
