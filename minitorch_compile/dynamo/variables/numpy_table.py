@@ -49,7 +49,8 @@ def _mtc(name: str):
 
 _UNARY_UFUNCS = {np.sin: "sin", np.cos: "cos", np.exp: "exp", np.log: "log",
                  np.sqrt: "sqrt", np.tanh: "tanh", np.abs: "abs", np.absolute: "abs",
-                 np.negative: "neg", np.sign: "sign", np.square: "square"}
+                 np.negative: "neg", np.sign: "sign", np.square: "square",
+                 np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "round"}
 _BINARY_UFUNCS = {np.add: operator.add, np.subtract: operator.sub,
                   np.multiply: operator.mul, np.divide: operator.truediv,
                   np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
