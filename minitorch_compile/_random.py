@@ -23,8 +23,8 @@ and ``core/TransformationHelper.h`` (turning raw bits into a distribution) and
 * **Bernoulli**: ``bernoulli_(p)`` with a number compares a float64 uniform with ``p``;
   ``bernoulli(p_tensor)`` one of ``p``'s dtype.
 
-torch's AVX2 kernel computes the float32 Box-Muller with vectorized ``log``/``cos``/``sin``, so
-a float32 ``randn`` of 16 or more elements may differ from torch's in the last bit.  Compiled
+torch's AVX2 kernel computes the float32 Box-Muller with vectorized ``log``/``sincos``
+polynomials (``_avx_mathfun.py`` computes the same ones).  Compiled
 code calls these same kernels: compiled random ops equal eager ones (torch's Inductor draws
 from its own Philox stream instead, unless ``fallback_random`` is set).
 """
@@ -35,6 +35,8 @@ import math
 from fractions import Fraction
 
 import numpy as np
+
+from . import _avx_mathfun
 
 DEFAULT_SEED = 67280421310721
 
@@ -163,7 +165,11 @@ def _fma(a: float, b: float, c: float) -> float:
 
 
 def _fill_16(data: np.ndarray, mean, std) -> None:
-    """Box-Muller over consecutive blocks of 16 (``normal_fill_16``), in ``data``'s dtype."""
+    """Box-Muller over consecutive blocks of 16 (``normal_fill_16``), in ``data``'s dtype;
+    float32 with the vectorized ``log``/``sincos`` of torch's AVX2 kernel."""
+    if data.dtype == np.float32:
+        _avx_mathfun.box_muller_16(data, mean, std)
+        return
     t = data.dtype.type
     blocks = data.reshape(-1, 16)
     u1, u2 = t(1) - blocks[:, :8], blocks[:, 8:]

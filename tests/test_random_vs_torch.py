@@ -69,15 +69,13 @@ SAMPLERS = {
     "Conv2d": lambda L: L.cat([p.reshape(-1) for p in L.nn.Conv2d(3, 4, 3).parameters()]),
     "xavier_uniform_": lambda L: L.nn.init.xavier_uniform_(L.empty(6, 5)),
     "rand_like": lambda L: L.rand_like(L.zeros(3, 7)),
-}
-# float32 Box-Muller over 16 or more elements: torch's AVX2 kernel uses vectorized log/sin/cos
-CLOSE = {
+    # float32 Box-Muller over blocks of 16: torch's vectorized log/sincos (_avx_mathfun.py)
     "randn 1000": lambda L: L.randn(1000),
+    "randn 100003": lambda L: L.randn(100003),
     "normal_ 40": lambda L: L.empty(40).normal_(2, 3),
     "normal(mean, std)": lambda L: L.normal(L.zeros(40), L.ones(40) * 2),
     "kaiming_normal_": lambda L: L.nn.init.kaiming_normal_(L.empty(6, 5)),
 }
-
 
 def _both(torch, make):
     torch.manual_seed(0)
@@ -92,10 +90,3 @@ def test_bit_for_bit_with_torch(name):
     t, m = _both(torch, SAMPLERS[name])
     assert t.dtype == m.dtype
     np.testing.assert_array_equal(m, t)
-
-
-@pytest.mark.parametrize("name", sorted(CLOSE))
-def test_within_an_ulp_of_torch(name):
-    torch = pytest.importorskip("torch")
-    t, m = _both(torch, CLOSE[name])
-    np.testing.assert_allclose(m, t, rtol=3e-7, atol=3e-7)
