@@ -34,6 +34,11 @@ realize_opcount_threshold: int = 30
 epilogue_fusion: bool = True
 aggressive_fusion: bool = False  # horizontal fusion of nodes sharing no input
 
+# a kernel that passes over its tiles more than once (codegen/cpu_phases.py): an elementwise
+# value a later pass reads, and that costs more to recompute than to store and load, is stored
+# by its pass into a full-size scratch buffer (False: always recomputed in the later pass)
+passes_store_values: bool = True
+
 # reuse a freed buffer of the same size for a new one (memory planning)
 allow_buffer_reuse: bool = True
 
