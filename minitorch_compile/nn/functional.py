@@ -232,3 +232,8 @@ from ._functional_more import *  # noqa: E402,F401,F403 - activations, losses, n
 from ._functional_more import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
+
+# nn.MultiheadAttention's functional form (defined beside the module)
+from .modules.multihead_attention import multi_head_attention_forward  # noqa: E402,F401
+
+__all__ += ["multi_head_attention_forward"]
