@@ -59,8 +59,8 @@ from .activation import (  # noqa: E402 - the further activations
 from .container import ParameterList  # noqa: E402
 from .flatten import Unflatten  # noqa: E402
 from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
-from .normalization import GroupNorm, RMSNorm  # noqa: E402
 from .multihead_attention import MultiheadAttention  # noqa: E402
+from .normalization import GroupNorm, RMSNorm  # noqa: E402
 
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
             "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
