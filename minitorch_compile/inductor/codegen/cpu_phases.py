@@ -77,8 +77,8 @@ def _earlier(kernel, frame, phase_of: dict, n, p: int, skip=()) -> list:
     out = []
     for d in n.deps(frame)[0]:
         m = written.get(d.name)
-        if m is not None and phase_of.get(m.name, 0) < p and m.name not in skip and m not in out and \
-                kinds[m.name] not in ("reduction", "outer"):
+        if m is not None and phase_of.get(m.name, 0) < p and m.name not in skip \
+                and m not in out and kinds[m.name] not in ("reduction", "outer"):
             out.append(m)
     return out
 
