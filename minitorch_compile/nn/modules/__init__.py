@@ -61,10 +61,12 @@ from .flatten import Unflatten  # noqa: E402
 from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
 from .multihead_attention import MultiheadAttention  # noqa: E402
 from .normalization import GroupNorm, RMSNorm  # noqa: E402
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
 from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
 
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
             "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
             "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "SmoothL1Loss", "GroupNorm", "RMSNorm",
             "Unflatten", "ParameterList", "MultiheadAttention",
-            "TransformerEncoderLayer", "TransformerEncoder"]
+            "TransformerEncoderLayer", "TransformerEncoder", "RNN", "LSTM", "GRU", "RNNCell",
+            "LSTMCell", "GRUCell"]
