@@ -237,3 +237,14 @@ __all__ += _more_all
 from .modules.multihead_attention import multi_head_attention_forward  # noqa: E402,F401
 
 __all__ += ["multi_head_attention_forward"]
+from .modules.simple_layers import (  # noqa: E402,F401
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    pairwise_distance,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+
+__all__ += ["dropout1d", "dropout2d", "dropout3d", "pairwise_distance", "pixel_shuffle",
+            "pixel_unshuffle"]

@@ -62,6 +62,28 @@ from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss
 from .multihead_attention import MultiheadAttention  # noqa: E402
 from .normalization import GroupNorm, RMSNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
+from .simple_layers import (  # noqa: E402 - padding, channel dropout, distances, pixel shuffle
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    CosineSimilarity,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    PairwiseDistance,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    Softmax2d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
 
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
@@ -69,4 +91,8 @@ __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish
             "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "SmoothL1Loss", "GroupNorm", "RMSNorm",
             "Unflatten", "ParameterList", "MultiheadAttention",
             "TransformerEncoderLayer", "TransformerEncoder", "RNN", "LSTM", "GRU", "RNNCell",
-            "LSTMCell", "GRUCell"]
+            "LSTMCell", "GRUCell", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d",
+            "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+            "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "Dropout1d", "Dropout2d",
+            "Dropout3d", "CosineSimilarity", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle",
+            "Softmax2d"]
