@@ -248,3 +248,17 @@ from .modules.simple_layers import (  # noqa: E402,F401
 
 __all__ += ["dropout1d", "dropout2d", "dropout3d", "pairwise_distance", "pixel_shuffle",
             "pixel_unshuffle"]
+from .modules.loss_more import (  # noqa: E402,F401
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+
+__all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
+            "gaussian_nll_loss", "multilabel_soft_margin_loss"]

@@ -59,6 +59,16 @@ from .activation import (  # noqa: E402 - the further activations
 from .container import ParameterList  # noqa: E402
 from .flatten import Unflatten  # noqa: E402
 from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
+from .loss_more import (  # noqa: E402 - ranking, embedding and likelihood losses
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from .multihead_attention import MultiheadAttention  # noqa: E402
 from .normalization import GroupNorm, RMSNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
@@ -96,3 +106,5 @@ __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish
             "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "Dropout1d", "Dropout2d",
             "Dropout3d", "CosineSimilarity", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle",
             "Softmax2d"]
+__all__ += ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss",
+            "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss"]
