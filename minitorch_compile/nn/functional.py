@@ -262,3 +262,6 @@ from .modules.loss_more import (  # noqa: E402,F401
 __all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
             "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
             "gaussian_nll_loss", "multilabel_soft_margin_loss"]
+from .modules.upsampling import interpolate  # noqa: E402,F401
+
+__all__ += ["interpolate"]

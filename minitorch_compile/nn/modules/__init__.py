@@ -95,6 +95,7 @@ from .simple_layers import (  # noqa: E402 - padding, channel dropout, distances
     ZeroPad3d,
 )
 from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
             "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
@@ -108,3 +109,4 @@ __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish
             "Softmax2d"]
 __all__ += ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss",
             "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss"]
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
