@@ -23,6 +23,7 @@ from . import config, exc
 from ._logging import set_logs
 from .backends.registry import list_backends, lookup_backend, register_backend
 from .convert_frame import CacheEntry
+from .decorators import graph_break
 from .eval_frame import (
     RECOMPILE_LIMIT,
     cache_entries,
@@ -36,4 +37,5 @@ from .explain import ExplainOutput, explain
 
 __all__ = ["config", "compile", "reset", "explain", "ExplainOutput", "cache_entries", "CacheEntry",
            "register_backend", "lookup_backend", "list_backends", "set_logs", "exc",
-           "RECOMPILE_LIMIT", "disable_compilation", "mark_dynamic", "maybe_mark_dynamic"]
+           "RECOMPILE_LIMIT", "disable_compilation", "mark_dynamic", "maybe_mark_dynamic",
+           "graph_break"]

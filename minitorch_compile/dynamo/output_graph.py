@@ -39,6 +39,7 @@ from .side_effects import SideEffects
 from .symbolic_scalars import (
     MATH_FNS,
     ScalarEnv,
+    is_float_output,
     is_sym_scalar,
     output_node,
     promote,
@@ -316,8 +317,10 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
 
         def collect(vt):
             if isinstance(vt, (TensorVariable, SymNodeVariable)):
-                if vt.proxy.op != "placeholder" and id(vt.proxy) not in seen:
-                    seen.add(id(vt.proxy))
+                # (a float symbol leaves as a scalar_tensor per tracker, as torch's as_tensor)
+                key = id(vt) if is_float_output(vt) else id(vt.proxy)
+                if vt.proxy.op != "placeholder" and key not in seen:
+                    seen.add(key)
                     outputs.append(vt)
             elif isinstance(vt, BaseListVariable):
                 for i in vt.items:

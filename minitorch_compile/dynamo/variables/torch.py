@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import types
 
+from ..decorators import graph_break
 from ..exc import unimplemented
 from ..source import AttrSource
 from .base import VariableTracker
@@ -102,6 +103,8 @@ class TorchVariable(VariableTracker):
             return ctx
         if fn is mtc.is_grad_enabled:
             return ConstantVariable(tx.output.grad_enabled)
+        if fn is graph_break:
+            unimplemented("User-inserted graph break (mtc._dynamo.graph_break())")
         folded, unsupported = _tables()
         if fn in unsupported:
             unimplemented(f"mtc.{unsupported[fn]} cannot be captured into a graph")
