@@ -18,7 +18,7 @@ Programs written in the manner of a test whose exact name was not checked cite
 ``after <file>``.
 """
 
-from .dynamo_fidelity import Program, fidelity_tests, one, ramp, two
+from .dynamo_fidelity import Program, fidelity_tests, ramp
 
 P = Program
 
