@@ -40,6 +40,13 @@ def _sub(source, container: str, key):
     return GetItemSource(AttrSource(source, container), key) if source is not None else None
 
 
+
+def _user_defined(cls: type, name: str) -> bool:
+    """Is ``cls.<name>`` a Python function of the program's (not the library's containers')?"""
+    fn = getattr(cls, name, None)
+    return isinstance(fn, types.FunctionType) and not (
+        fn.__module__ or "").startswith("minitorch_compile")
+
 class NNModuleVariable(VariableTracker):
     def __init__(self, module, source=None):
         super().__init__(source)
@@ -162,6 +169,9 @@ class NNModuleVariable(VariableTracker):
             if isinstance(index, slice):
                 unimplemented("slicing a ParameterList inside compiled code")
             return items[index]
+        if name in ("__getitem__", "__len__") and _user_defined(type(m), name):
+            # a module class of the program's own with `self[i]` / `len(self)`: its method
+            return self.var_getattr(tx, name).call_function(tx, args, kwargs)
         if name in ("__getitem__", "__len__", "children", "values", "keys", "items",
                     "named_children"):
             self._guard_children(tx)
