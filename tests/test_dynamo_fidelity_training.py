@@ -105,6 +105,14 @@ PROGRAMS = {
                                ops=False, prelude=opt_prelude(
                                    "lib.optim.Adam([w, b], lr=lib.tensor(0.1))",
                                    "lib.optim.lr_scheduler.StepLR(opt, 1, 0.5)", True)),
+    "sgd_steplr_returns_lr": P("""
+        def f():
+            opt.step()
+            sched.step()
+            return w, opt.param_groups[0]["lr"]
+        """, steps(), "after test_optimizers.py (the lr read back: a float no tensor op uses)",
+        prelude=opt_prelude("lib.optim.SGD([w, b], lr=0.1)",
+                            "lib.optim.lr_scheduler.StepLR(opt, 1, 0.5)")),
     "step_without_scheduler": P("""
         def f():
             opt.step()
@@ -212,6 +220,7 @@ TORCH_COUNTS = {
     'adamw_cosine': (2, 1, 0),
     'sgd_tensor_lr_exponentiallr': (1, 1, 0, (6,)),
     'adam_tensor_lr_steplr': (1, 1, 0),
+    'sgd_steplr_returns_lr': (2, 1, 0, (2, 4)),
     'step_without_scheduler': (1, 1, 0, (2,)),
     'scheduler_step_only': (0, 0, -1, ()),
     'get_last_lr_in_loss': (1, 1, 0, (1,)),
@@ -235,11 +244,6 @@ DIFFERS = {
                                     "a tensor lr: torch's Dynamo rewrites `add_(grad, alpha=-lr)` "
                                     "with a tensor alpha into neg + prims.fma + copy_ (3 ops per "
                                     "parameter); mtc's SGD writes `sub_(grad * lr)` (2 ops)"),
-    "scheduler_step_only": ((1, 0, -1, (2,)),
-                            "returning the lr after it changed: its float became a graph input "
-                            "(automatic dynamic) and mtc's graph returns it (item, "
-                            "scalar_tensor); torch compiles no graph when no tensor op is traced "
-                            "(values equal)"),
     "clip_grad_norm": ((2, 2, 1, (4, 25)), _CLIP),
     "clip_grad_norm_of_grads": ((1, 1, 0, (17,)), _CLIP),
     "full_train_step": ((4, 3, 2, (4, 25, 12, 14)), _CLIP),
@@ -247,3 +251,85 @@ DIFFERS = {
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)
+
+
+# ---------------------------------------------------------------- the rules behind the counts
+def test_scheduler_files_are_force_skipped_and_steps_are_frames():
+    import minitorch_compile as mtc
+    from minitorch_compile.dynamo import trace_rules
+    from minitorch_compile.optim import lr_scheduler_more
+
+    S = mtc.optim.lr_scheduler
+    assert trace_rules.is_force_skipped(S.StepLR.step)
+    assert trace_rules.is_force_skipped(lr_scheduler_more.OneCycleLR.get_lr)
+    assert not trace_rules.is_force_skipped(mtc.optim.SGD.step)
+    assert not trace_rules.is_force_skipped(mtc.nn.utils.clip_grad_norm_)
+    # the function _use_grad wraps is compiled as a frame when the skipped wrapper calls it
+    assert trace_rules.frame_of_its_own(mtc.optim.SGD.step.__wrapped__)
+    assert trace_rules.frame_of_its_own(mtc.optim.Adam.step.__wrapped__)
+    assert not trace_rules.frame_of_its_own(S.StepLR.step)
+    assert not trace_rules.frame_of_its_own(mtc.optim.SGD.zero_grad)
+
+
+def test_the_scheduler_wraps_opt_step_once_and_warns_on_the_wrong_order():
+    import warnings
+
+    import pytest
+
+    import minitorch_compile as mtc
+
+    p = mtc.nn.Parameter(mtc.ones(2))
+    opt = mtc.optim.SGD([p], lr=0.1)
+    S = mtc.optim.lr_scheduler
+    sched = S.StepLR(opt, 1)
+    wrapper = opt.step
+    assert wrapper._wrapped_by_lr_sched and wrapper.__name__ == "step"
+    S.ExponentialLR(opt, 0.9)  # a second scheduler keeps the same wrapper
+    assert opt.step is wrapper
+    with pytest.warns(UserWarning, match="before `optimizer.step"):
+        sched.step()
+    p.grad = mtc.ones(2)
+    opt.step()
+    assert opt._opt_called
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        S.StepLR(mtc.optim.SGD([p], lr=0.1), 1)
+
+
+def test_graph_break_is_a_no_op_eagerly_and_a_break_traced():
+    import minitorch_compile as mtc
+
+    def f(x):
+        y = x + 1
+        mtc._dynamo.graph_break()
+        return y * 2
+
+    x = mtc.arange(3.0)
+    assert mtc._dynamo.graph_break() is None
+    report = mtc.dynamo.explain(f)(x)
+    assert (report.graph_count, report.graph_break_count) == (2, 1)
+    assert "User-inserted graph break" in report.break_reasons[0].reason
+    assert mtc.equal(mtc.compile(f, backend="eager")(x), f(x))
+
+
+def test_a_float_only_returned_is_specialized_not_a_graph():
+    """torch's tensorify_python_scalars: a float that became a graph input but feeds no tensor
+    op is a constant again (no graph); one a tensor op reads stays an input."""
+    import minitorch_compile as mtc
+
+    from .dynamo_utils import CountingBackend
+
+    def only_floats(lr):
+        return lr * 2
+
+    def with_tensor(x, lr):
+        return x + 1, lr * 2
+
+    for fn, args in ((only_floats, ()), (with_tensor, (mtc.ones(2),))):
+        mtc.dynamo.reset()
+        counter = CountingBackend()
+        compiled = mtc.compile(fn, backend=counter)
+        for lr in (0.1, 0.2, 0.3):
+            out = compiled(*args, lr)
+            assert (out if fn is only_floats else out[1]) == lr * 2
+        assert counter.frame_count == (0 if fn is only_floats else 2)
