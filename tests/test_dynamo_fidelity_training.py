@@ -308,7 +308,7 @@ def test_graph_break_is_a_no_op_eagerly_and_a_break_traced():
     assert mtc._dynamo.graph_break() is None
     report = mtc.dynamo.explain(f)(x)
     assert (report.graph_count, report.graph_break_count) == (2, 1)
-    assert "User-inserted graph break" in report.break_reasons[0].reason
+    assert "user-inserted graph break" in report.break_reasons[0].reason
     assert mtc.equal(mtc.compile(f, backend="eager")(x), f(x))
 
 

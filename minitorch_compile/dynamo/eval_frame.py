@@ -42,8 +42,10 @@ _disabled_depth = 0
 def reset() -> None:
     """Forget every compiled entry (``torch._dynamo.reset()``)."""
     from .bytecode_flow import _INSTRUCTION_CACHE
+    from .trace_rules import _SKIPPED_CODE
 
     _CACHE.clear()
+    _SKIPPED_CODE.clear()
     _FRAME_STATE.clear()
     _INSTRUCTION_CACHE.clear()
 

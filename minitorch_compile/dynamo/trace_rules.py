@@ -34,6 +34,9 @@ FORCE_SKIP_FILES = frozenset(os.path.join(_OPTIM_DIR, name)
                              for name in ("lr_scheduler.py", "lr_scheduler_more.py"))
 
 
+_SKIPPED_CODE: dict = {}  # (code, id(backend)) -> (backend, the code with callees through the JIT)
+
+
 def _code_of(fn) -> types.CodeType | None:
     fn = getattr(fn, "__func__", fn)
     return getattr(fn, "__code__", None)
@@ -60,7 +63,11 @@ def skipped_frame(fn, backend):
     from .eager_frame import calls_through_jit
 
     func = getattr(fn, "__func__", fn)
-    code = calls_through_jit(func.__code__, backend)
+    key = (func.__code__, id(backend))
+    hit = _SKIPPED_CODE.get(key)
+    if hit is None or hit[0] is not backend:  # (rewritten once per code and backend)
+        hit = _SKIPPED_CODE[key] = (backend, calls_through_jit(func.__code__, backend))
+    code = hit[1]
     if code is None:
         return fn
     new = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__,

@@ -104,7 +104,7 @@ class TorchVariable(VariableTracker):
         if fn is mtc.is_grad_enabled:
             return ConstantVariable(tx.output.grad_enabled)
         if fn is graph_break:
-            unimplemented("User-inserted graph break (mtc._dynamo.graph_break())")
+            unimplemented("Call to `mtc._dynamo.graph_break()`: a user-inserted graph break")
         folded, unsupported = _tables()
         if fn in unsupported:
             unimplemented(f"mtc.{unsupported[fn]} cannot be captured into a graph")
