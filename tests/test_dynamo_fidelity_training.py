@@ -64,6 +64,23 @@ with lib.no_grad():
 """
 
 
+RECIPE = """
+model = lib.nn.Sequential(*[lib.nn.Linear(8, 8, False) for _ in range(10)])
+with lib.no_grad():
+    for i, q in enumerate(model.parameters()):
+        q.copy_((lib.arange(64).float().reshape(8, 8) % 7 - 3) * 0.05 + 0.01 * i)
+inp = lib.arange(8).float() * 0.1
+model(inp).sum().backward()
+"""
+
+STEP_ONLY_RECIPE = """
+def f():
+    opt.step()
+    sched.step()
+    return model[0].weight
+"""
+
+
 def batch(lib):
     return [(ramp(lib, 5, 3), ramp(lib, 5, 2, scale=0.07, shift=0.2)) for _ in range(3)]
 
@@ -113,6 +130,21 @@ PROGRAMS = {
         """, steps(), "after test_optimizers.py (the lr read back: a float no tensor op uses)",
         prelude=opt_prelude("lib.optim.SGD([w, b], lr=0.1)",
                             "lib.optim.lr_scheduler.StepLR(opt, 1, 0.5)")),
+    # torch's recipe "Running the compiled optimizer with an LR scheduler" (its model at 8 wide)
+    "recipe_tensor_lr_adam_exponentiallr": P(STEP_ONLY_RECIPE, steps(5),
+                                             "recipes/compiling_optimizer_lr_scheduler.py "
+                                             "(tensor lr)", ops=False,
+                                             prelude=RECIPE + "opt = lib.optim.Adam("
+                                             "model.parameters(), lr=lib.tensor(0.01))\n"
+                                             "sched = lib.optim.lr_scheduler.ExponentialLR("
+                                             "opt, gamma=0.9)\n"),
+    "recipe_float_lr_sgd_exponentiallr": P(STEP_ONLY_RECIPE, steps(5),
+                                           "recipes/compiling_optimizer_lr_scheduler.py (the "
+                                           "float lr extension)",
+                                           prelude=RECIPE + "opt = lib.optim.SGD("
+                                           "model.parameters(), lr=0.01)\n"
+                                           "sched = lib.optim.lr_scheduler.ExponentialLR("
+                                           "opt, gamma=0.9)\n"),
     "step_without_scheduler": P("""
         def f():
             opt.step()
@@ -221,6 +253,8 @@ TORCH_COUNTS = {
     'sgd_tensor_lr_exponentiallr': (1, 1, 0, (6,)),
     'adam_tensor_lr_steplr': (1, 1, 0),
     'sgd_steplr_returns_lr': (2, 1, 0, (2, 4)),
+    'recipe_tensor_lr_adam_exponentiallr': (1, 1, 0),
+    'recipe_float_lr_sgd_exponentiallr': (2, 1, 0, (10, 12)),
     'step_without_scheduler': (1, 1, 0, (2,)),
     'scheduler_step_only': (0, 0, -1, ()),
     'get_last_lr_in_loss': (1, 1, 0, (1,)),
