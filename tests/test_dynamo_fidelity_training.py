@@ -179,6 +179,25 @@ PROGRAMS = {
             return w, b
         """, steps(3), "after test_optimizers.py",
         prelude=opt_prelude("lib.optim.SGD([w, b], lr=0.1, momentum=0.9)")),
+    # ------------------------------------------------ a float that changes (an lr) and its uses
+    "float_arg_passed_through_a_break": P("""
+        def f(t, k):
+            print("k", k)
+            return t * k
+        """, lambda lib: [(ramp(lib, 3), k) for k in (3.0, 1.0, 2.0)],
+        "after test_misc.py (automatic dynamic floats; tensorify_python_scalars)"),
+    "float_computed_before_a_break": P("""
+        def f(k):
+            y = k * 2
+            print("y", y)
+            return y
+        """, lambda lib: [(k,) for k in (3.0, 1.0, 2.0)],
+        "after test_misc.py (automatic dynamic floats)"),
+    "float_only_returned": P("""
+        def f(k):
+            return k * 2
+        """, lambda lib: [(k,) for k in (3.0, 1.0, 2.0)],
+        "after test_misc.py (tensorify_python_scalars: a float no tensor op reads)"),
     # ------------------------------------------------ training steps with a model
     "forward_backward": P("""
         def f(x, y):
@@ -260,6 +279,9 @@ TORCH_COUNTS = {
     'get_last_lr_in_loss': (1, 1, 0, (1,)),
     'lr_read_scheduled_outside': (2, 1, 0, (1, 2)),
     'step_then_zero_grad': (3, 2, 1, (6, 6, 6)),
+    'float_arg_passed_through_a_break': (3, 1, 0, (1, 0, 2)),
+    'float_computed_before_a_break': (1, 0, -1, (3,)),
+    'float_only_returned': (0, 0, -1, ()),
     'forward_backward': (1, 1, 0, (4,)),
     'zero_grad_forward_backward': (1, 1, 0, (4,)),
     'clip_grad_norm': (2, 2, 1, (4, 18)),
@@ -278,6 +300,12 @@ DIFFERS = {
                                     "a tensor lr: torch's Dynamo rewrites `add_(grad, alpha=-lr)` "
                                     "with a tensor alpha into neg + prims.fma + copy_ (3 ops per "
                                     "parameter); mtc's SGD writes `sub_(grad * lr)` (2 ops)"),
+    "float_arg_passed_through_a_break": ((3, 1, 0, (1, 2, 2)),
+                                         "k changed: the frame, which breaks at print() before "
+                                         "any op, passes k to its resume function; torch 2.13 "
+                                         "specializes k there and still hands the backend an "
+                                         "empty graph, mtc's graph reads k (item) and returns it "
+                                         "(scalar_tensor) — same graph count, values equal"),
     "clip_grad_norm": ((2, 2, 1, (4, 25)), _CLIP),
     "clip_grad_norm_of_grads": ((1, 1, 0, (17,)), _CLIP),
     "full_train_step": ((4, 3, 2, (4, 25, 12, 14)), _CLIP),

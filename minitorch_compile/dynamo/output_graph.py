@@ -341,7 +341,8 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
         self.output_vts = outputs
         if not self.has_ops():
             return
-        self.check_float_inputs_used()
+        if getattr(tx, "graph_break", None) is None:  # (at a break torch keeps the graph)
+            self.check_float_inputs_used()
         self.graph.output(tuple(output_node(self.graph, v, self.fake_mode) for v in outputs))
         self.remove_trivially_dead_nodes()
         self.prune_unused_inputs()
@@ -356,7 +357,10 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
         dynamic) but that no tensor op reads — the graph would only compute Python floats
         (``item``, arithmetic) to return them — is specialized instead: the frame is traced
         again with those floats as constants (``TensorifyScalarRestartAnalysis``), so it
-        makes no graph at all, as torch's does."""
+        makes no graph at all, as torch's does.  Only for a graph that ends at the frame's
+        return: at a graph break torch 2.13 keeps the graph (``y = k * 2; print(y)``: item,
+        mul, scalar_tensor) — or, for an input float passed straight to the resume function,
+        compiles an empty one, which mtc does not (its graph holds item and scalar_tensor)."""
         floats = [a for a in self.graphargs if isinstance(a.source, FloatTensorSource)]
         if not floats or any(_tensor_op(n) for n in self.graph.nodes):
             return
