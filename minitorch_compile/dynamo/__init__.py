@@ -12,6 +12,8 @@ Mirrors ``torch/_dynamo``.  Read in this order:
   ``comprehension_graph_break`` — a break inside a 3.12+ inlined comprehension;
 * ``symbolic_shapes`` — ``SymInt`` and the ``ShapeEnv`` (dynamic shapes);
 * ``variables/``       — one tracker class per kind of Python value;
+* ``trace_rules``      — library code that is skipped (the LR schedulers) or compiled as a
+  frame of its own (an optimizer's step); ``decorators`` — ``graph_break()``;
 * ``source``, ``guards`` — where values come from, and what must stay true about them;
 * ``output_graph``, ``codegen`` — the graph being built, and the bytecode that calls it;
   ``pgo`` — automatic dynamic: which inputs become symbols, from what earlier compiles saw;
