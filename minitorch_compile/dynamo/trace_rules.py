@@ -38,8 +38,10 @@ _SKIPPED_CODE: dict = {}  # (code, id(backend)) -> (backend, the code with calle
 
 
 def _code_of(fn) -> types.CodeType | None:
-    fn = getattr(fn, "__func__", fn)
-    return getattr(fn, "__code__", None)
+    """The code of a Python function or bound method (None for anything else)."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    return fn.__code__ if isinstance(fn, types.FunctionType) else None
 
 
 def is_force_skipped(fn_or_code) -> bool:
