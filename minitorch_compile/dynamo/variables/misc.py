@@ -108,7 +108,6 @@ class SuperVariable(VariableTracker):
     def var_getattr(self, tx, name):
         from .builder import VariableBuilder
         from .functions import UserMethodVariable
-
         from .user_defined import UserDefinedClassVariable
 
         # super(Cls, a_class) — zero-argument super() in a classmethod: the class's own MRO,
