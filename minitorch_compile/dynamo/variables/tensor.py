@@ -30,7 +30,7 @@ from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 _CONST_ATTRS = {"dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_npu",
                 "is_cpu", "is_meta", "layout"}
 _CONST_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
-                  "is_floating_point", "element_size", "__len__"}
+                  "is_floating_point", "is_complex", "element_size", "__len__"}
 _DATA_DEPENDENT = {"item", "tolist", "__bool__", "__int__", "__float__", "__index__",
                    "data_ptr", "__array__"}
 _AUTOGRAD_STATE = {"backward", "register_hook", "retain_grad", "grad", "grad_fn", "_version",

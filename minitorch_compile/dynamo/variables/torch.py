@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import types
 
+from ..decorators import graph_break
 from ..exc import unimplemented
 from ..source import AttrSource
 from .base import VariableTracker
@@ -103,6 +104,8 @@ class TorchVariable(VariableTracker):
             return ctx
         if fn is mtc.is_grad_enabled:
             return ConstantVariable(tx.output.grad_enabled)
+        if fn is graph_break:
+            unimplemented("Call to `mtc._dynamo.graph_break()`: a user-inserted graph break")
         if any(has_ndarray(a) for a in (*args, *kwargs.values())):
             from .numpy import from_numpy_call
 
