@@ -265,3 +265,6 @@ __all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
 from .modules.upsampling import interpolate  # noqa: E402,F401
 
 __all__ += ["interpolate"]
+from .modules.instancenorm import instance_norm  # noqa: E402,F401
+
+__all__ += ["instance_norm"]
