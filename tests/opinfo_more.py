@@ -57,6 +57,38 @@ pointwise("round.decimals", unary_sample(decimals=[-1, 1, 2, 3]), _round_decimal
           dtypes=(F32, F64))
 pointwise("frac", unary_sample(), lambda a: a - np.trunc(a), dtypes=(F32, F64))
 
+# ---------------------------------------------------------------- trigonometry (ops/pointwise_trig.py)
+
+
+def _scaled_sample(scale, shift=0.0, domain="real"):
+    """A float sample ``array * scale + shift`` (inside asin's, atanh's, acosh's domains)."""
+    def sample(g, dt):
+        a = g.array(g.shape(min_side=1 if g.grad else 0), dt, domain)
+        return S(np.asarray(a * scale + shift, dtype=a.dtype))
+    return sample
+
+
+def _sinc_ref(a):
+    return np.sinc(a.astype(np.float64)).astype(a.dtype)
+
+
+for _name, _ufunc, _sample in (
+        ("asin", np.arcsin, _scaled_sample(0.3)), ("acos", np.arccos, _scaled_sample(0.3)),
+        ("atan", np.arctan, unary_sample()), ("sinh", np.sinh, unary_sample()),
+        ("cosh", np.cosh, unary_sample()), ("tan", np.tan, _scaled_sample(0.4)),
+        ("asinh", np.arcsinh, unary_sample()),
+        ("acosh", np.arccosh, _scaled_sample(1.0, 1.0, "positive")),
+        ("atanh", np.arctanh, _scaled_sample(0.3)), ("log10", np.log10, unary_sample("positive")),
+        ("exp2", np.exp2, unary_sample()), ("erfc", None, unary_sample()),
+        ("sinc", _sinc_ref, unary_sample()),
+        ("deg2rad", lambda a: a * (np.pi / 180), unary_sample()),
+        ("rad2deg", lambda a: a * (180 / np.pi), unary_sample())):
+    if _name == "erfc":
+        import math as _math
+
+        _ufunc = np.vectorize(lambda v: _math.erfc(v), otypes=[np.float64])
+    pointwise(_name, _sample, _ufunc, TO_FLOAT, dtypes=(F32, F64))
+
 # ---------------------------------------------------------------- unary float math
 
 pointwise("expm1", unary_sample(), np.expm1, TO_FLOAT, second_order=True)
