@@ -57,7 +57,7 @@ pointwise("round.decimals", unary_sample(decimals=[-1, 1, 2, 3]), _round_decimal
           dtypes=(F32, F64))
 pointwise("frac", unary_sample(), lambda a: a - np.trunc(a), dtypes=(F32, F64))
 
-# ---------------------------------------------------------------- trigonometry (ops/pointwise_trig.py)
+# ------------------------------------------------------- trigonometry (ops/pointwise_trig.py)
 
 
 def _scaled_sample(scale, shift=0.0, domain="real"):
