@@ -47,6 +47,18 @@ def _method(fn):
 
 
 Tensor.arctan2 = Tensor.atan2
+for _name in ("negative", "positive", "absolute", "multiply", "divide", "true_divide",
+              "subtract", "greater", "less", "clip", "floor_divide", "swapaxes", "swapdims",
+              "ravel", "fliplr", "flipud", "dot", "mv", "inner", "ger", "logical_xor", "fmax",
+              "fmin", "nan_to_num", "nansum", "nanmean"):
+    setattr(Tensor, _name, getattr(M, _name))
+
+
+@_method
+def broadcast_to(self, size):
+    return M.broadcast_to(self, size)
+
+
 Tensor.fix = Tensor.trunc
 Tensor.fix_ = Tensor.trunc_
 
