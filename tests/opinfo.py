@@ -948,6 +948,21 @@ opinfo("mse_loss", lambda g, dt: (lambda shape: S(g.array(shape, dt), g.array(sh
        torch=_torch_f("mse_loss", ["input", "target", "reduction"]))
 
 
+def _mse_backward_sample(g, dt):
+    shape = g.shape()
+    r = g.choice([0, 1, 2])
+    return S(g.array(shape if r == 0 else (), dt), g.array(shape, dt), g.array(shape, dt), r)
+
+
+def _mse_backward_ref(grad, x, y, reduction):
+    d = x.astype(np.float64) - y
+    return (2.0 / max(d.size, 1) if reduction == 1 else 2.0) * d * grad
+
+
+opinfo("mse_loss_backward", _mse_backward_sample, _mse_backward_ref, same(1),
+       torch=lambda torch, *a: torch.ops.aten.mse_loss_backward(*a))
+
+
 def _class_input(g, dt):
     """An (N, C, d...) or (C,) input and a matching class-index target."""
     c = g.integers(1, 3)
@@ -960,7 +975,9 @@ def _class_input(g, dt):
 
 def _nll_sample(g, dt):
     x, target, c = _class_input(g, dt)
-    w = g.array((c,), dt, "positive") if g.bool() else None
+    # torch refuses a class weight that requires grad (nll_loss_forward is not
+    # differentiable with respect to it), so the gradient checks leave it out
+    w = g.array((c,), dt, "positive") if g.bool() and not g.grad else None
     ignore = g.choice([-100, 0])
     return S(x, target, w, g.choice(_REDUCTIONS), ignore)
 
@@ -982,6 +999,56 @@ opinfo("nll_loss", _nll_sample, _nll_ref, same(),
        torch=_torch_f("nll_loss", ["input", "target", "weight", "reduction", "ignore_index"]))
 
 
+def _nll_2d_sample(g, dt):
+    """``nll_loss_forward``'s own arguments: a (C,) or (N, C) input, the enum reduction."""
+    x, target, c = _class_input(g, dt)
+    if x.ndim == 3:
+        x, target = x[..., 0], target[..., 0]
+    w = g.array((c,), dt, "positive") if g.bool() and not g.grad else None
+    return S(x, target, w, g.choice([0, 1, 2]), g.choice([-100, 0]))
+
+
+_ENUM = ["none", "mean", "sum"]
+
+
+def _nll_forward_ref(x, target, weight, reduction, ignore_index):
+    wt = np.ones(x.shape[-1]) if weight is None else weight.astype(np.float64)
+    total = np.sum(np.where(target == ignore_index, 0.0, wt[target]))
+    out = _nll_ref(x, target, weight, _ENUM[reduction], ignore_index)
+    return out, (np.zeros(()) if reduction == 0 else total)
+
+
+opinfo("nll_loss_forward", _nll_2d_sample, _nll_forward_ref,
+       lambda s: (dtype_of(s.args[0]), dtype_of(s.args[0])),
+       torch=lambda torch, x, t, w, r, i: tuple(
+           o if r else o * (k == 0) for k, o in enumerate(
+               torch.ops.aten.nll_loss_forward(x, t, w, r, i))))
+
+
+def _nll_backward_sample(g, dt):
+    x, target, w, r, ignore = _nll_2d_sample(g, dt).args
+    _, total = _nll_forward_ref(x, target, w, r, ignore)
+    gshape = x.shape[:1] if r == 0 and x.ndim == 2 else ()
+    return S(g.array(gshape, dt), x, target, w, r, ignore,
+             np.asarray(max(float(total), 1.0), dtype=dt.np))
+
+
+def _nll_backward_ref(grad, x, target, weight, reduction, ignore_index, total_weight):
+    out = np.zeros(x.shape)
+    xc = out.reshape(-1, x.shape[-1])
+    wt = np.ones(x.shape[-1]) if weight is None else weight.astype(np.float64)
+    g = np.broadcast_to(np.asarray(grad, np.float64).reshape(-1) if reduction == 0 else grad,
+                        (xc.shape[0],))
+    for n, t in enumerate(np.asarray(target).reshape(-1)):
+        if t != ignore_index:
+            xc[n, t] = -wt[t] * g[n] / (total_weight if reduction == 1 else 1.0)
+    return out
+
+
+opinfo("nll_loss_backward", _nll_backward_sample, _nll_backward_ref, same(1),
+       torch=lambda torch, *a: torch.ops.aten.nll_loss_backward(*a))
+
+
 def _cross_entropy_sample(g, dt):
     x, target, c = _class_input(g, dt)
     probabilities = g.bool()
@@ -989,7 +1056,7 @@ def _cross_entropy_sample(g, dt):
         p = g.array(x.shape, dt, "positive")
         cls = 0 if x.ndim == 1 else 1
         target = (p / p.sum(axis=cls, keepdims=True)).astype(dt.np)
-    w = g.array((c,), dt, "positive") if g.bool() else None
+    w = g.array((c,), dt, "positive") if g.bool() and (probabilities or not g.grad) else None
     ignore = -100 if probabilities else g.choice([-100, 0])  # torch: no ignore_index for those
     return S(x, target, w, g.choice(_REDUCTIONS), ignore, g.choice([0.0, 0.25]))
 

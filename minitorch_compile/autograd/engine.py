@@ -135,6 +135,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
     prev_claimed = AccumulateGrad.claimed
     AccumulateGrad.claimed = {id(g) for g in grad_roots}
     state.grad_enabled = create_graph
+    graph_tasks.append(inputs is None and accumulate)
     try:
         while heap:
             _, nid, node = heapq.heappop(heap)
@@ -180,6 +181,13 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
                 if deps[id(nxt)] == 0:
                     heapq.heappush(heap, (-nxt.sequence_nr, id(nxt), nxt))
     finally:
+        graph_tasks.pop()
         state.grad_enabled = prev
         AccumulateGrad.claimed = prev_claimed
     return results
+
+
+# one entry per running backward (a reentrant backward pushes its own): whether it
+# accumulates into leaves' ``.grad`` (``backward()``) or returns gradients (``autograd.grad`` /
+# ``backward(inputs=...)``) — the reentrant checkpoint refuses the latter, as torch's
+graph_tasks: list[bool] = []

@@ -109,7 +109,7 @@ class SavedTensor:
     leaf or a detached tensor): torch's error names it ("which is output 0 of Mul").
     """
 
-    __slots__ = ("tensor", "version", "producer", "is_output")
+    __slots__ = ("tensor", "version", "producer", "is_output", "packed")
 
     def __init__(self, tensor, producer=None, *, is_output: bool = False):
         if tensor._is_inference and not state.inference_mode:
@@ -125,11 +125,29 @@ class SavedTensor:
             fn = tensor._grad_fn if tensor._view_chain is None else tensor.grad_fn
             producer = (fn, tensor._output_nr) if fn is not None else None
         self.producer = producer
+        self.packed = None
+        hooks = _hooks.current_hooks()
+        if hooks is not None and not state.modes:  # (tracers' tensors: see saved_hooks.py)
+            self.packed = hooks  # an output is packed once it has its grad_fn (_attach)
+            if not is_output:
+                self.pack_pending()
+
+    def pack_pending(self) -> None:
+        """Hand the tensor to the pack hook now (the hooks chosen when it was saved)."""
+        if isinstance(self.packed, tuple):
+            self.packed = _hooks.pack(self.tensor, self.packed)
+            self.tensor = True  # not kept: the hooks hold what they want
+
+    def release(self) -> None:
+        self.tensor = self.packed = None
 
     def unpack(self):
         t = self.tensor
         if t is None:
             raise RuntimeError(_FREED)
+        self.pack_pending()
+        if self.packed is not None:
+            return _hooks.unpack(self.packed)
         if t._version != self.version:
             which = ""
             if self.producer is not None:
@@ -266,7 +284,7 @@ class OpBackward(Node):
         for v in self.saved.values():
             for s in (v if isinstance(v, list) else [v]):
                 if isinstance(s, SavedTensor):
-                    s.tensor = None
+                    s.release()
 
 
 def _formula_params(fn) -> tuple[str, ...]:
@@ -348,6 +366,10 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
         sl = slots[name]
         if not any(e is not None for e in node._edges[sl]):
             continue
+        if getattr(fn, "not_differentiable", False):
+            raise RuntimeError(f"The function '{op.name}' is not differentiable with respect "
+                               f"to argument '{name}'. This input cannot have requires_grad "
+                               "True.")
         params = _formula_params(fn)
         node.formulas.append((sl, fn, params, schema.arguments[arg_index[name]].type.is_list))
         for p in params:
@@ -382,13 +404,18 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
 def _attach(node, outs, args):
     """Make ``node`` the ``grad_fn`` of every floating-point output."""
     node.input_meta = [(o.shape, o.dtype) for o in outs]
+    opdef = getattr(getattr(node, "op", None), "opdef", None)
+    skip = opdef.nondifferentiable_outputs if opdef is not None else ()
     for i, o in enumerate(outs):
-        if o.dtype.is_floating_point:
+        if o.dtype.is_floating_point and i not in skip:
             if any(o is a for a in args):
                 raise RuntimeError("a kernel returned one of its inputs; register it as a view")
             o._requires_grad = True
             o.grad_fn = node
             o._output_nr = i
+    for v in getattr(node, "saved", {}).values():
+        if isinstance(v, SavedTensor):
+            v.pack_pending()
 
 
 def _inplace_autograd(op, args):
@@ -397,4 +424,10 @@ def _inplace_autograd(op, args):
     return inplace_autograd(op, args)
 
 
+from . import saved_hooks as _hooks  # noqa: E402
 from .accumulate_grad import AccumulateGrad  # noqa: E402 - it subclasses Node above
+from .saved_hooks import (  # noqa: E402,F401 - torch.autograd.graph's names
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)

@@ -29,6 +29,7 @@ from . import (  # noqa: F401
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
     linalg,  # einsum, tensordot, outer, baddbmm, linalg_cross, linalg_vector_norm
+    loss_ops,  # mse_loss, nll_loss_forward and their backward ops (single ops, as torch's)
     losses,
     matmul,
     nn_ops,
