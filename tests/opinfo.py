@@ -926,7 +926,63 @@ def _layer_norm_ref(a, norm, w=None, b=None, eps=1e-5):
     return y * (1 if w is None else w) + (0 if b is None else b)
 
 
-opinfo("layer_norm", _layer_norm_sample, _layer_norm_ref, same(), atol32=1e-3, rtol32=1e-3)
+opinfo("layer_norm", _layer_norm_sample, _layer_norm_ref, same(), atol32=1e-3, rtol32=1e-3,
+       second_order=True)
+
+
+def _stats(a, norm, eps):
+    x = a.astype(np.float64)
+    ax = tuple(range(a.ndim - len(norm), a.ndim))
+    mu = x.mean(axis=ax, keepdims=True)
+    return mu, 1 / np.sqrt(((x - mu) ** 2).mean(axis=ax, keepdims=True) + eps)
+
+
+def _native_layer_norm_ref(a, norm, w=None, b=None, eps=1e-5):
+    return (_layer_norm_ref(a, norm, w, b, eps), *_stats(a, norm, eps))
+
+
+opinfo("native_layer_norm", _layer_norm_sample, _native_layer_norm_ref,
+       lambda s: (dtype_of(s.args[0]),) * 3, atol32=1e-3, rtol32=1e-3, second_order=True)
+
+
+def _native_layer_norm_backward_sample(g, dt):
+    a, norm, w, b, eps = _layer_norm_sample(g, dt).args
+    mean, rstd = (m.astype(dt.np) for m in _stats(a, norm, eps))
+    return S(g.array(a.shape, dt), a, norm, mean, rstd, w, b,
+             [g.bool(), g.bool(), g.bool()])
+
+
+def _native_layer_norm_backward_ref(gy, a, norm, mean, rstd, w, b, mask):
+    x = a.astype(np.float64)
+    axis = a.ndim - len(norm)
+    inner, outer = tuple(range(axis, a.ndim)), tuple(range(axis))
+    n = int(np.prod(a.shape[axis:]))
+    x_hat = (x - mean) * rstd
+    g = gy * (1 if w is None else w)
+    empty = np.empty((0,))
+    return ((rstd / n) * (n * g - g.sum(inner, keepdims=True)
+                          - x_hat * (g * x_hat).sum(inner, keepdims=True)) if mask[0] else empty,
+            (gy * x_hat).sum(outer) if mask[1] and w is not None else empty,
+            gy.sum(outer) if mask[2] and b is not None else empty)
+
+
+def _torch_native_layer_norm_backward(torch, gy, a, norm, mean, rstd, w, b, mask):
+    """torch's undefined (None) gradients as our empty ones."""
+    present = [True, w is not None, b is not None]
+    w = torch.ones(norm, dtype=a.dtype) if w is None else w  # (torch fails without both)
+    b = torch.zeros(norm, dtype=a.dtype) if b is None else b
+    outs = torch.ops.aten.native_layer_norm_backward(gy, a, norm, mean, rstd, w, b,
+                                                     [True, True, True])
+    return tuple(o if m and p else torch.empty((0,), dtype=a.dtype)
+                 for o, m, p in zip(outs, mask, present))
+
+
+# no finite-difference check: as torch's layer_norm_double_backward, the derivative treats
+# mean and rstd as the functions of input they are (native_layer_norm's second-order check
+# above covers it); a finite difference holds them fixed
+opinfo("native_layer_norm_backward", _native_layer_norm_backward_sample,
+       _native_layer_norm_backward_ref, lambda s: (dtype_of(s.args[1]),) * 3, grad=False,
+       atol32=1e-3, rtol32=1e-3, torch=_torch_native_layer_norm_backward)
 
 _REDUCTIONS = ["none", "mean", "sum"]
 

@@ -109,9 +109,12 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
             else:
                 st.pop()
                 order.append(n)
+        # a node runs when one of its edges leads to a target; a target itself only captures
+        # its gradient (running it could free a graph another backward still needs: a
+        # formula's inner autograd.grad whose inputs are the outer graph's tensors)
         for n in order:
-            if id(n) in targets or any(e is not None and id(e[0]) in needed
-                                       for e in n._edges):
+            if any(e is not None and (id(e[0]) in needed or id(e[0]) in targets)
+                   for e in n._edges):
                 needed.add(id(n))
 
     # 2. run

@@ -15,7 +15,9 @@ output.  The node keeps:
       derivatives={"self": lambda grad, self: grad * -self.sin()}
 
   ``grad``/``grads`` are the output gradients, ``result`` (or the schema's return names) the
-  outputs, ``<arg>_sizes`` / ``<arg>_strides`` / ``<arg>_dtype`` an input's shape / strides /
+  outputs, ``grad_input_mask`` which inputs need a gradient (for a formula keyed by several
+  inputs, ``"input, weight, bias"``, that returns one gradient each, as torch's
+  ``native_layer_norm_backward``), ``<arg>_sizes`` / ``<arg>_strides`` / ``<arg>_dtype`` an input's shape / strides /
   dtype (no tensor is kept),
   any other name the input argument itself.
 
@@ -272,7 +274,11 @@ class OpBackward(Node):
         out = [None] * len(self._edges)
         for sl, fn, params, is_list in self.formulas:
             g = fn(*[self._value(p, grads) for p in params])
-            if is_list:
+            if isinstance(sl, tuple):  # one formula for several inputs: a gradient each
+                for s, gi in zip(sl, g):
+                    if gi is not None and any(e is not None for e in self._edges[s]):
+                        out[s.start] = gi
+            elif is_list:
                 out[sl] = list(g)
             else:
                 out[sl.start] = g
@@ -363,15 +369,22 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
     saved = node.saved
     deferred = []
     for name, fn in derivs.items():
-        sl = slots[name]
-        if not any(e is not None for e in node._edges[sl]):
+        names = [n.strip() for n in name.split(",")]
+        sls = tuple(slots[n] for n in names)
+        mask = [any(e is not None for e in node._edges[sl]) for sl in sls]
+        if not any(mask):
             continue
         if getattr(fn, "not_differentiable", False):
             raise RuntimeError(f"The function '{op.name}' is not differentiable with respect "
                                f"to argument '{name}'. This input cannot have requires_grad "
                                "True.")
         params = _formula_params(fn)
-        node.formulas.append((sl, fn, params, schema.arguments[arg_index[name]].type.is_list))
+        if len(sls) > 1:  # "input, weight, bias": one call gives all three (torch's
+            node.formulas.append((sls, fn, params, False))  # native_layer_norm_backward)
+            saved["grad_input_mask"] = mask
+        else:
+            node.formulas.append((sls[0], fn, params,
+                                  schema.arguments[arg_index[name]].type.is_list))
         for p in params:
             if p in saved or p in ("grad", "grads") or p in deferred:
                 continue

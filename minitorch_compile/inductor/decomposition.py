@@ -239,3 +239,24 @@ def nll_loss_backward(grad_output, x, target, weight, reduction, ignore_index, t
     if reduction == 1:
         scale = scale / total_weight
     return _where(hit, scale, 0)
+
+
+# ---------------------------------------------------------------- layer norm (torch/_decomp)
+
+
+@register_decomposition("aten::native_layer_norm")
+def native_layer_norm(x, normalized_shape, weight, bias, eps):
+    from ..ops.layer_norm import forward_decomposition
+
+    return forward_decomposition(x, normalized_shape, weight, bias, eps)
+
+
+@register_decomposition("aten::native_layer_norm_backward")
+def native_layer_norm_backward(grad_out, x, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    from .._api import empty
+    from ..ops.layer_norm import backward_decomposition
+
+    outs = backward_decomposition(grad_out, x, normalized_shape, mean, rstd, weight, bias,
+                                  output_mask)
+    return tuple(empty((0,), dtype=x.dtype) if o is None else o for o in outs)

@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     index_ops,  # index_add, index_copy, index_fill, scatter_reduce; scatter_, scatter_add_
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
+    layer_norm,  # native_layer_norm and its backward (single ops, as torch's)
     linalg,  # einsum, tensordot, outer, baddbmm, linalg_cross, linalg_vector_norm
     loss_ops,  # mse_loss, nll_loss_forward and their backward ops (single ops, as torch's)
     losses,

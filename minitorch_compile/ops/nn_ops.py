@@ -125,16 +125,8 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # n
             f"layer_norm: Given normalized_shape={list(normalized_shape)}, expected input with "
             f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    # one op, as torch's (ops/layer_norm.py): its backward is one op too
+    return F.ops.aten.native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
 
 
 layer_norm = defop(
