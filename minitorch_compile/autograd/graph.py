@@ -17,9 +17,9 @@ output.  The node keeps:
   ``grad``/``grads`` are the output gradients, ``result`` (or the schema's return names) the
   outputs, ``grad_input_mask`` which inputs need a gradient (for a formula keyed by several
   inputs, ``"input, weight, bias"``, that returns one gradient each, as torch's
-  ``native_layer_norm_backward``), ``<arg>_sizes`` / ``<arg>_strides`` / ``<arg>_dtype`` an input's shape / strides /
-  dtype (no tensor is kept),
-  any other name the input argument itself.
+  ``native_layer_norm_backward``), ``<arg>_sizes`` / ``<arg>_strides`` / ``<arg>_dtype`` an
+  input's shape / strides / dtype (no tensor is kept), any other name the input argument
+  itself.  Saved-tensor hooks (``saved_hooks.py``) may replace what a ``SavedTensor`` keeps.
 
 Saved tensors remember their version; an in-place change before backward is an error, never a
 wrong gradient.  ``retain_graph=False`` frees them after use, so a second backward raises
