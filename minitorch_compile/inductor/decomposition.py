@@ -260,3 +260,25 @@ def native_layer_norm_backward(grad_out, x, normalized_shape, mean, rstd, weight
     outs = backward_decomposition(grad_out, x, normalized_shape, mean, rstd, weight, bias,
                                   output_mask)
     return tuple(empty((0,), dtype=x.dtype) if o is None else o for o in outs)
+
+
+# ---------------------------------------------------------------- batch norm (torch/_decomp)
+
+
+@register_decomposition("aten::_native_batch_norm_legit.no_stats")
+def native_batch_norm_legit(x, weight, bias, training, momentum, eps):
+    from ..ops.batch_norm_ops import forward_decomposition
+
+    return forward_decomposition(x, weight, bias, training, momentum, eps)
+
+
+@register_decomposition("aten::native_batch_norm_backward")
+def native_batch_norm_backward(grad_out, x, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    from .._api import empty
+    from ..ops.batch_norm_ops import backward_decomposition
+
+    if not train:
+        raise NotImplementedError("native_batch_norm_backward: eval mode")
+    outs = backward_decomposition(grad_out, x, weight, save_mean, save_invstd, output_mask)
+    return tuple(empty((0,), dtype=x.dtype) if o is None else o for o in outs)

@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     activations_more,
     attention,
     batch_norm,
+    batch_norm_ops,  # _native_batch_norm_legit.no_stats and its backward (torch's single ops)
     bitwise,
     bucketization,  # searchsorted, bucketize, bincount
     conv,
