@@ -47,7 +47,8 @@ class Tensor(TensorAutogradState):
     # torch's ``view_fn``) and the shared version it last saw (``_view_version``): after any
     # in-place write to the base or a sibling view, its ``grad_fn`` is regenerated from the
     # base's (torch's ``DifferentiableViewMeta::attr_version``).  ``_view_no_grad``: made in
-    # no_grad mode from a tensor that requires grad (writing it with grad on is an error).
+    # no_grad mode from a tensor that requires grad (writing it with grad on is an error;
+    # ``"nested"`` for a view of such a view, made with grad mode on).
     _view_chain = None
     # (op name, output index) of an output of unbind/split, made with grad mode on: writing it
     # in place is torch's error (``CreationMeta::MULTI_OUTPUT_NODE``); (None, 0) for its views
@@ -133,8 +134,12 @@ class Tensor(TensorAutogradState):
             base = parent._base if parent._base is not None else parent
             self._detached_from = (weakref.ref(base), (parent._view_chain or ()) + ((op, rest),))
             return
-        if parent._multi_output_view is not None:  # a view of unbind's output: the same rule
+        # torch's ``propagate_creation_meta``: a view of an unbind/split output, or of a view
+        # made in no_grad mode, inherits the rule (a view made in no_grad mode replaces it)
+        if parent._multi_output_view is not None:
             self._multi_output_view = (None, 0)
+        elif parent._view_no_grad:
+            self._view_no_grad = "nested"
         base = parent._base
         if base is None:
             self._base, self._view_chain = parent, ((op, rest),)

@@ -43,6 +43,10 @@ class TensorAutogradState:
     @property
     def requires_grad(self) -> bool:
         if self._view_chain is not None and self._vc[0] != self._view_version:
+            if self._multi_output_view is not None or self._view_no_grad:
+                # (reading grad_fn would raise the rebase error; torch's
+                # DifferentiableViewMeta::requires_grad asks the base instead)
+                return self._requires_grad or self._base.requires_grad
             self.grad_fn  # a write to the base may have made this view require grad
         return self._requires_grad
 

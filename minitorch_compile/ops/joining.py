@@ -111,6 +111,7 @@ def mark_multi_output_views(outs: tuple, name: str) -> tuple:
     if state.grad_enabled:
         for i, o in enumerate(outs):
             o._multi_output_view = (name, i)
+            o._view_no_grad = False  # the newest view's rule wins (propagate_creation_meta)
     return outs
 
 

@@ -232,7 +232,8 @@ def numpy_kernel(opdef: OpDef):
             res = _wrap(out, meta, device, op, is_view)
             if is_view:
                 res._set_view_of(args[0], op, tuple(args[1:]))
-                if not _dispatch_state.grad_enabled and args[0]._requires_grad:
+                if not _dispatch_state.grad_enabled and args[0]._requires_grad and (
+                        op.name != "detach"):  # (a detach is no autograd view)
                     res._view_no_grad = True
             return res
         return tuple(_wrap(o, m, device, op) for o, m in zip(out, meta))
@@ -282,7 +283,8 @@ def meta_kernel(opdef: OpDef):
                 if any(hasattr(s, "hint") for s in m.shape):
                     out._sym_shape = tuple(m.shape)
                 out._set_view_of(args[0], opdef.overload, tuple(args[1:]))
-                if not _dispatch_state.grad_enabled and args[0]._requires_grad:
+                if not _dispatch_state.grad_enabled and args[0]._requires_grad and (
+                        opdef.overload.name != "detach"):  # (a detach is no autograd view)
                     out._view_no_grad = True
                 return out
             return Tensor._make_meta(m.shape, m.dtype)
