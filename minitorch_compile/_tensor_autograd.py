@@ -62,6 +62,13 @@ class TensorAutogradState:
         self.requires_grad_(value)
 
     @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is.  An output of ``unbind``/``split``
+        is its index there, as torch's one node has them all (ours are one node each)."""
+        multi = self._multi_output_view
+        return multi[1] if multi is not None and multi[0] is not None else self._output_nr
+
+    @property
     def grad(self) -> Tensor | None:
         return self._grad
 
@@ -77,7 +84,16 @@ class TensorAutogradState:
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if self.grad_fn is not None and not requires_grad:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and self._is_inference:
+            from ._dispatch import state
+
+            if not state.inference_mode:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 

@@ -47,7 +47,10 @@ def _method(fn):
 
 @_method
 def clamp(self, min=None, max=None):  # noqa: A002
-    return _aten.clamp(self, *F._clamp_bounds("clamp", min, max))
+    return F.clamp(self, min, max)
+
+
+Tensor.clip = clamp
 
 
 @_method

@@ -169,3 +169,25 @@ Tensor.unsqueeze_ = _inplace_view("unsqueeze_", Tensor.unsqueeze)
 Tensor.squeeze_ = _inplace_view("squeeze_", Tensor.squeeze)
 Tensor.transpose_ = _inplace_view("transpose_", Tensor.transpose)
 Tensor.t_ = _inplace_view("t_", _t_checked)
+
+
+# torch's Python-level compositions (``_api_extra.py``)
+from . import _api_extra as X  # noqa: E402
+
+
+
+def _nonzero(self, *, as_tuple=False):
+    return X.nonzero(self, as_tuple=as_tuple)
+
+
+Tensor.nonzero = _nonzero
+Tensor.argwhere = X.argwhere
+Tensor.masked_scatter = X.masked_scatter
+Tensor.tensor_split = X.tensor_split
+
+
+def _masked_scatter_(self, mask, source):
+    return self.copy_(X.masked_scatter(self, mask, source))
+
+
+Tensor.masked_scatter_ = _masked_scatter_

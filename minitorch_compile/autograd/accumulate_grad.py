@@ -16,9 +16,12 @@ from .graph import Node
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: adds the incoming gradient into ``leaf.grad``.
 
-    The first gradient is stored as is — unless that very tensor object already went to
-    another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
-    by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
+    The first gradient is stored as is — unless its memory already went to another leaf
+    (``add``'s derivative hands the same ``grad`` to both inputs; ``cat``'s hands out slices of
+    one) or was passed in by the caller: then a clone is stored, so two ``.grad``s never alias
+    (torch's rule too).  A gradient that is a view of a temporary (a linear layer's weight
+    gradient is a transpose) is stored as a ``detach()`` of it, so the ``.grad`` owns its
+    memory and later gradients can go into it in place.
     The stored gradient obeys torch's "gradient layout contract" (``obeys_layout_contract``,
     ``clone_obey_contract`` in ``torch/csrc/autograd/functions/accumulate_grad.h``): for a
     dense, non-overlapping parameter its strides are the parameter's (a transposed weight gets
@@ -48,11 +51,14 @@ class AccumulateGrad(Node):
             g = g.detach()
         if v.grad is None:
             claimed = AccumulateGrad.claimed
-            if claimed is not None:
-                if id(g) in claimed:
+            if claimed is not None:  # (keyed by the memory: a view by its base)
+                key = id(g._base if g._base is not None else g)
+                if key in claimed:
                     g = g.clone()
-                claimed.add(id(g))
-            v.grad = _obey_layout_contract(g, v)
+                    key = id(g)
+                claimed.add(key)
+            g = _obey_layout_contract(g, v)
+            v.grad = g.detach() if g._base is not None and claimed is not None else g
         elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
             v.grad.add_(g)
         else:
