@@ -335,8 +335,8 @@ promote_types = _dtype.promote_types
 result_type = _dtype.result_type
 
 # the breadth ops' hand-written functions (sort, prod, einsum, norm, ...): ``_api_more.py``
-from ._api_more import *  # noqa: E402, F401, F403
 from ._api_extra import *  # noqa: E402, F401, F403
+from ._api_more import *  # noqa: E402, F401, F403
 
 arctan2 = atan2  # noqa: F405 - generated from the op table above; torch's alias
 del linalg_vector_norm, linalg_cross  # noqa: F405, F821 - reached as mtc.norm, mtc.linalg.*

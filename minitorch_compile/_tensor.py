@@ -130,6 +130,8 @@ class Tensor(TensorAutogradState):
         """
         vc = parent._get_vc()
         self._vc = vc
+        if parent._is_inference:  # a view (or detach) of an inference tensor is one too
+            self._is_inference = True
         if op.name == "detach":
             base = parent._base if parent._base is not None else parent
             self._detached_from = (weakref.ref(base), (parent._view_chain or ()) + ((op, rest),))

@@ -175,7 +175,6 @@ Tensor.t_ = _inplace_view("t_", _t_checked)
 from . import _api_extra as X  # noqa: E402
 
 
-
 def _nonzero(self, *, as_tuple=False):
     return X.nonzero(self, as_tuple=as_tuple)
 

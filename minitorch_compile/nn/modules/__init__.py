@@ -56,7 +56,7 @@ from .activation import (  # noqa: E402 - the further activations
     Tanhshrink,
     Threshold,
 )
-from .container import ParameterList  # noqa: E402
+from .container import ParameterDict, ParameterList  # noqa: E402
 from .flatten import Unflatten  # noqa: E402
 from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
 from .normalization import GroupNorm, RMSNorm  # noqa: E402
@@ -64,4 +64,4 @@ from .normalization import GroupNorm, RMSNorm  # noqa: E402
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
             "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
             "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "SmoothL1Loss", "GroupNorm", "RMSNorm",
-            "Unflatten", "ParameterList"]
+            "Unflatten", "ParameterList", "ParameterDict"]
