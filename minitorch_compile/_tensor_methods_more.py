@@ -45,6 +45,7 @@ def _method(fn):
 Tensor.arctan2 = Tensor.atan2
 Tensor.arctan2_ = Tensor.atan2_
 Tensor.moveaxis = Tensor.movedim
+Tensor.swapaxes = Tensor.swapdims = Tensor.transpose  # torch's aliases
 Tensor.sort = M.sort
 Tensor.argsort = M.argsort
 Tensor.topk = M.topk
@@ -190,3 +191,26 @@ def _masked_scatter_(self, mask, source):
 
 
 Tensor.masked_scatter_ = _masked_scatter_
+
+
+def _round(self, *, decimals=0):
+    return X.round(self, decimals=decimals)
+
+
+Tensor.round = _round
+for _name in ("floor_divide", "true_divide", "nan_to_num", "nansum", "nanmean", "dot", "mv",
+              "inner", "ger", "trace", "broadcast_to", "ravel", "hsplit", "vsplit", "fliplr",
+              "flipud", "logical_xor", "copysign", "deg2rad", "rad2deg", "isin"):
+    setattr(Tensor, _name, getattr(X, _name))
+
+
+def _clamp_min_(self, min):  # noqa: A002
+    return self.clamp_(min=min)
+
+
+def _clamp_max_(self, max):  # noqa: A002
+    return self.clamp_(max=max)
+
+
+Tensor.clamp_min_, Tensor.clamp_max_ = _clamp_min_, _clamp_max_
+Tensor.floor_divide_ = lambda self, other: self.copy_(X.floor_divide(self, other))

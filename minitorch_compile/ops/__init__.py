@@ -35,6 +35,7 @@ from . import (  # noqa: F401
     normalization,
     padding,
     pointwise,
+    pointwise_math,  # floor, ceil, round, trunc, frac, tan, asin, ..., exp2, log10, erfc
     pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
     pooling,
     reductions,

@@ -219,8 +219,8 @@ def _expand_shape(shape, size) -> tuple:
     for i, s in enumerate(size):
         if i < lead:
             if s < 0:
-                raise MetaError(f"expand: the expanded size of the tensor ({s}) isn't allowed "
-                                "in a leading, non-existing dimension")
+                raise MetaError(f"expand: The expanded size of the tensor ({s}) isn't allowed "
+                                f"in a leading, non-existing dimension {i}")
             out.append(s)
             continue
         have = shape[i - lead]
