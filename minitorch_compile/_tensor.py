@@ -59,6 +59,7 @@ class Tensor(TensorAutogradState):
     # chain)`` anyway, so AOTAutograd can regenerate a compiled output that is one
     # (aot/functional_utils.py).  Weak: a kept ``loss.detach()`` must not keep loss's graph.
     _detached_from = None
+    _retains_grad = False  # retain_grad() was called (torch's retains_grad hook)
     _grad_accumulator = None
     _has_torch_dispatch = False  # True on subclasses that define __torch_dispatch__
     _is_inference = False  # made under autograd.inference_mode (see grad_mode.py)

@@ -133,10 +133,11 @@ class TensorAutogradState:
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self.grad_fn.retained[self._output_nr] = self
+        self._retains_grad = True  # (follows the tensor to a new grad_fn: autograd/inplace)
 
     @property
     def retains_grad(self) -> bool:
-        return self.grad_fn is not None and self.grad_fn.retained.get(self._output_nr) is self
+        return self._retains_grad
 
     def register_post_accumulate_grad_hook(self, hook):
         """``hook(tensor) -> None`` runs after a backward has accumulated this leaf's ``.grad``

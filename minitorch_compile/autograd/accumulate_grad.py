@@ -57,8 +57,13 @@ class AccumulateGrad(Node):
                     g = g.clone()
                     key = id(g)
                 claimed.add(key)
-            g = _obey_layout_contract(g, v)
-            v.grad = g.detach() if g._base is not None and claimed is not None else g
+            if state.grad_enabled and v.is_contiguous():
+                g = _clone_obey_contract(g)  # create_graph: a copy, recorded (CopyBackwards)
+            else:
+                g = _obey_layout_contract(g, v)
+                if g._base is not None and claimed is not None and not state.grad_enabled:
+                    g = g.detach()  # the view's memory is this .grad's alone from now on
+            v.grad = g
         elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
             v.grad.add_(g)
         else:
@@ -97,6 +102,14 @@ def _obey_layout_contract(g, v):
     if not out.requires_grad:  # the copy is .grad's alone: not a view of a temporary
         out._base = out._view_chain = None
     return out
+
+
+def _clone_obey_contract(g):
+    """torch's ``clone_obey_contract`` for a dense parameter under ``create_graph``: a new
+    buffer ``copy_``-ed from the gradient, so ``.grad``'s node is ``CopyBackwards``."""
+    from .. import _api as F
+
+    return F.empty(tuple(g.shape), dtype=g.dtype, device=g.device).copy_(g)
 
 
 def _owns_its_memory(t) -> bool:

@@ -146,13 +146,30 @@ def inplace_autograd(op, args):
     if not self.dtype.is_floating_point:
         return out
     if chain is None:
+        _move_retained(self, node, 0)
         self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
     else:
         base = self._base
         copy_slices = CopySlices(base, chain, node)
+        _move_retained(base, copy_slices, 0)
         base._grad_fn, base._output_nr, base._requires_grad = copy_slices, 0, True
-        # self's version is now newer than its _view_version: its grad_fn is regenerated
+        # self's version is now newer than its _view_version: its grad_fn is regenerated (and
+        # a retain_grad() leaves the old node now, as torch regenerates the view at once)
+        _move_retained(self, None, 0)
     return out
+
+
+def _move_retained(t, node, nr: int) -> None:
+    """torch moves a tensor's retain_grad hook to its new grad_fn when an in-place op rebases
+    its history: ``.grad`` is then the gradient of the *written* tensor (``node`` None: the
+    view's new node is only made when it is next read — ``regenerate_view_grad_fn``)."""
+    if not t._retains_grad:
+        return
+    old = t._grad_fn
+    if old is not None and old.retained.get(t._output_nr) is t:
+        del old.retained[t._output_nr]
+    if node is not None:
+        node.retained[nr] = t
 
 
 class CopySlices(Node):
@@ -214,4 +231,5 @@ def regenerate_view_grad_fn(view) -> None:
         w = replay(base, view._view_chain)
     finally:
         state.grad_enabled, state.excluded = prev_enabled, prev_excluded
+    _move_retained(view, w._grad_fn, w._output_nr)
     view._grad_fn, view._output_nr, view._requires_grad = w._grad_fn, w._output_nr, True

@@ -77,8 +77,9 @@ class Module(ModuleHooksMixin):
     def _check_name(self, kind: str, name, table: dict) -> None:
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError(f"{kind} name can't contain \".\"")
+        if "." in name:  # (torch's add_module names the offender; the others do not)
+            got = f", got: {name}" if kind == "module" else ""
+            raise KeyError(f"{kind} name can't contain \".\"{got}")
         if name == "":
             raise KeyError(f"{kind} name can't be empty string \"\"")
         if hasattr(self, name) and name not in table:
