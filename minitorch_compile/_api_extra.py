@@ -7,7 +7,8 @@ functional.py``, ``torch/_refs/__init__.py``, ``torch/_tensor.py``):
 * creation — ``eye``, ``logspace``;
 * products — ``dot`` (torch's checks and messages), ``mv``, ``inner``, ``ger``;
 * elementwise — ``round(decimals=)``, ``floor_divide``, ``true_divide``, ``isin``,
-  ``logical_xor``, ``copysign``, ``deg2rad``/``rad2deg``;
+  ``logical_xor``, ``copysign``, ``deg2rad``/``rad2deg``, the shifts ``<<``/``>>``
+  (``bitwise_left_shift``/``bitwise_right_shift``: integer multiplication and floor division);
 * shapes and aliases — ``broadcast_to``/``broadcast_tensors``, ``ravel``, ``fliplr``/
   ``flipud``, ``swapaxes``/``swapdims``/``moveaxis``; and ``can_cast``.
 
@@ -279,6 +280,30 @@ def copysign(input: Tensor, other) -> Tensor:  # noqa: A002
     return _aten.where(sign_of.signbit(), -mag, mag)
 
 
+def _shift_operands(name: str, input, other):
+    from ._api import tensor as tensor_
+
+    for t in (input, other):
+        if isinstance(t, Tensor) and t.dtype.is_floating_point:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{_dtype.scalar_type_name(t.dtype)}'")
+    if not isinstance(other, Tensor):
+        other = tensor_(other, dtype=input.dtype)
+    return input, other
+
+
+def bitwise_left_shift(input, other) -> Tensor:  # noqa: A002
+    """``input * 2**other`` for integers (``<<``); the result keeps the promoted dtype."""
+    input, other = _shift_operands("lshift", input, other)
+    return input * (2 ** other)
+
+
+def bitwise_right_shift(input, other) -> Tensor:  # noqa: A002
+    """``floor(input / 2**other)`` for integers (``>>`` is arithmetic: ``-5 >> 1 == -3``)."""
+    input, other = _shift_operands("rshift", input, other)
+    return _aten.div(input, 2 ** other, rounding_mode="floor")
+
+
 def deg2rad(input: Tensor) -> Tensor:  # noqa: A002
     import math
 
@@ -294,5 +319,6 @@ def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
 __all__ = ["round", "floor_divide", "true_divide", "eye", "logspace", "nan_to_num", "nansum",
            "nanmean", "dot", "mv", "inner", "ger", "trace", "broadcast_to",
            "broadcast_tensors", "ravel", "hsplit", "vsplit", "fliplr", "flipud", "isin",
-           "logical_xor", "copysign", "deg2rad", "rad2deg", "swapaxes", "swapdims", "moveaxis",
+           "logical_xor", "copysign", "bitwise_left_shift", "bitwise_right_shift", "deg2rad",
+           "rad2deg", "swapaxes", "swapdims", "moveaxis",
            "nonzero", "argwhere", "std_mean", "masked_scatter", "tensor_split", "can_cast"]

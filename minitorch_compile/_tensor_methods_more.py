@@ -214,3 +214,7 @@ def _clamp_max_(self, max):  # noqa: A002
 
 Tensor.clamp_min_, Tensor.clamp_max_ = _clamp_min_, _clamp_max_
 Tensor.floor_divide_ = lambda self, other: self.copy_(X.floor_divide(self, other))
+Tensor.__lshift__ = Tensor.bitwise_left_shift = X.bitwise_left_shift
+Tensor.__rshift__ = Tensor.bitwise_right_shift = X.bitwise_right_shift
+Tensor.__ilshift__ = lambda self, other: self.copy_(X.bitwise_left_shift(self, other))
+Tensor.__irshift__ = lambda self, other: self.copy_(X.bitwise_right_shift(self, other))

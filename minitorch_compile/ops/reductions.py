@@ -177,9 +177,9 @@ for _name, _arg in (("max", np.argmax), ("min", np.argmin)):
 def _argmax_meta(name):
     def meta(self, dim=None, keepdim=False):
         if dim is None:
-            if self.numel() == 0:
-                raise MetaError(f"{name}(): Expected reduction dim to be specified for "
-                                "input.numel() == 0.")
+            if self.numel() == 0:  # (torch's is an IndexError here)
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             shape = (1,) * self.ndim if keepdim else ()
         else:
             d = wrap_dim(dim, self.ndim)

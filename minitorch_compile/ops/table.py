@@ -327,8 +327,9 @@ def inplace_kernel(opdef: OpDef, key: DispatchKey):
                 f"broadcast shape {list(out.shape)}")
         if out.dtype.category > self.dtype.category:
             raise RuntimeError(
-                f"{opdef.overload.name}: result type {out.dtype.name} can't be cast to the "
-                f"desired output type {self.dtype.name}")
+                f"result type {_dtype.scalar_type_name(out.dtype)} "
+                f"can't be cast to the desired output type "
+                f"{_dtype.scalar_type_name(self.dtype)}")
         if key != DispatchKey.Meta:
             check_writable(self)
             np.copyto(self._data, out._data, casting="unsafe")
