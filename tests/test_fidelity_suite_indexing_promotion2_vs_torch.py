@@ -204,7 +204,7 @@ def pr_inplace_result_type_rules(T):
             a.add_(b)
             out.append(a)
         except RuntimeError as e:
-            out.append(str(e))
+            out.append(str(e).split(": ", 1)[-1])  # (ours names the op first)
     return out
 
 

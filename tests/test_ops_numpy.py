@@ -99,8 +99,7 @@ def test_inplace_variant_writes_the_functional_result_into_self(name, data):
     version = self._version
     op = OP_TABLE[name].overload
     if expected.shape != tuple(self.shape) or _category(out_dtype) > _category(self.dtype):
-        # (torch's messages: the shape one names the op, the dtype one does not)
-        with pytest.raises(RuntimeError, match=f"{name}|can't be cast to the desired output"):
+        with pytest.raises(RuntimeError, match=name):
             op(*m.args, **m.kwargs)
         return
     result = op(*m.args, **m.kwargs)

@@ -327,7 +327,7 @@ def inplace_kernel(opdef: OpDef, key: DispatchKey):
                 f"broadcast shape {list(out.shape)}")
         if out.dtype.category > self.dtype.category:
             raise RuntimeError(
-                f"result type {_dtype.scalar_type_name(out.dtype)} "
+                f"{opdef.overload.name}: result type {_dtype.scalar_type_name(out.dtype)} "
                 f"can't be cast to the desired output type "
                 f"{_dtype.scalar_type_name(self.dtype)}")
         if key != DispatchKey.Meta:
