@@ -20,6 +20,7 @@ from . import _tensor_methods_more  # the breadth ops' methods (cumsum, sort, ma
 from . import _tensor_indexing  # attaches x[index] and x[index] = v to Tensor
 from ._api import *
 from ._api import all, any, max, min, sum
+from ._random import default_generator
 from ._api_more import linalg
 from ._dispatch import DispatchKey, TorchDispatchMode
 from .ops import ops

@@ -324,6 +324,8 @@ def equal(input, other) -> bool:  # noqa: A002
         np.array_equal(input.detach()._data, other.detach()._data))
 
 
+Generator = _random.Generator
+default_generator = _random.default_generator
 manual_seed = _random.manual_seed
 seed = _random.seed
 initial_seed = _random.initial_seed

@@ -6,7 +6,7 @@ functional.py``, ``torch/_refs/__init__.py``, ``torch/_tensor.py``):
 * reductions — ``std_mean``, ``nansum``/``nanmean`` (and ``nan_to_num``);
 * creation — ``eye``, ``logspace``;
 * products — ``dot`` (torch's checks and messages), ``mv``, ``inner``, ``ger``;
-* elementwise — ``round(decimals=)``, ``floor_divide``, ``true_divide``, ``isin``,
+* elementwise — ``floor_divide``, ``true_divide``, ``isin``,
   ``logical_xor``, ``copysign``, ``deg2rad``/``rad2deg``, the shifts ``<<``/``>>``
   (``bitwise_left_shift``/``bitwise_right_shift``: integer multiplication and floor division);
 * shapes and aliases — ``broadcast_to``/``broadcast_tensors``, ``ravel``, ``fliplr``/
@@ -104,15 +104,6 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
 
 def moveaxis(input: Tensor, source, destination) -> Tensor:  # noqa: A002
     return input.movedim(source, destination)
-
-
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001,A002
-    """Half to even; with ``decimals``, of ``input * 10**decimals`` (torch's
-    ``round.decimals`` computes it so too)."""
-    if decimals == 0:
-        return _aten.round(input)
-    scale = 10.0 ** decimals
-    return _aten.round(input * scale) / scale
 
 
 def floor_divide(input, other) -> Tensor:  # noqa: A002
@@ -316,7 +307,7 @@ def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
     return input * (180.0 / math.pi)
 
 
-__all__ = ["round", "floor_divide", "true_divide", "eye", "logspace", "nan_to_num", "nansum",
+__all__ = ["floor_divide", "true_divide", "eye", "logspace", "nan_to_num", "nansum",
            "nanmean", "dot", "mv", "inner", "ger", "trace", "broadcast_to",
            "broadcast_tensors", "ravel", "hsplit", "vsplit", "fliplr", "flipud", "isin",
            "logical_xor", "copysign", "bitwise_left_shift", "bitwise_right_shift", "deg2rad",

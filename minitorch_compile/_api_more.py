@@ -179,8 +179,8 @@ def cdist(x1, x2, p=2.0):
 
 def bernoulli(input, p=None, *, generator=None):  # noqa: A002
     if p is None:
-        return _aten.bernoulli.default(input)
-    return _aten.bernoulli.p(input, p)
+        return _aten.bernoulli.default(input, generator=generator)
+    return _aten.bernoulli.p(input, p, generator=generator)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None):
@@ -191,8 +191,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None)
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal() missing required argument 'size'")
-        return _aten.normal.float_float(float(mean), float(std), tuple(size), dtype=dtype,
-                                        device=device)
+        return _aten.normal.float_float(float(mean), float(std), tuple(size),
+                                        generator=generator, dtype=dtype, device=device)
     if not isinstance(mean, Tensor):
         mean = full_like(std, mean)
     if not isinstance(std, Tensor):
@@ -224,7 +224,19 @@ def tile(input, dims):  # noqa: A002
     return _aten.tile(input, (dims,) if isinstance(dims, int) else tuple(dims))
 
 
-__all__ = ["sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax", "einsum",
+def round(input, *, decimals=0):  # noqa: A001, A002 - torch's names
+    """``round`` (half to even) or, with ``decimals``, ``round.decimals``: two overloads."""
+    if decimals == 0:
+        return _aten.round(input)
+    return _aten.round.decimals(input, decimals=decimals)
+
+
+def fix(input):  # noqa: A002
+    return _aten.trunc(input)
+
+
+__all__ = ["round", "fix", "sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax",
+           "einsum",
            "tensordot", "norm", "cross", "linalg", "count_nonzero", "unique", "take_along_dim",
            "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal",
            "repeat_interleave"]

@@ -115,9 +115,25 @@ def _tensors_of(op, args):
     return out
 
 
+# composites whose output node takes torch's name (``autograd/node_names.py``)
+NAMED_COMPOSITES: frozenset = frozenset()
+
+
+def _named_composite(op, args: tuple):
+    from .autograd.graph import _sequence
+    from .autograd.node_names import name_composite_output
+
+    first = next(_sequence)
+    out = op.composite(*args)
+    name_composite_output(op, args, out, first)
+    return out
+
+
 def dispatch(op, args: tuple):
     """Run ``op`` on the positional ``args`` (already bound against its schema)."""
     if op.composite is not None:
+        if op.name in NAMED_COMPOSITES and state.grad_enabled:
+            return _named_composite(op, args)
         return op.composite(*args)
     tensors = _tensors_of(op, args)
     st = state

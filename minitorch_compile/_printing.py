@@ -21,8 +21,10 @@ def _format_data(a: np.ndarray, prefix: str) -> str:
         if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
             return np.array2string(a, floatmode="unique", precision=0, **opts)
         return np.array2string(a, precision=4, floatmode="fixed", **opts)
-    if a.dtype.kind == "b":
-        return np.array2string(a, formatter={"bool": lambda v: "True" if v else "False"}, **opts)
+    if a.dtype.kind == "b":  # torch pads to the widest element: [ True, False]
+        width = 5 if a.size and not a.all() else 4
+        return np.array2string(
+            a, formatter={"bool": lambda v: ("True" if v else "False").rjust(width)}, **opts)
     return np.array2string(a, **opts)
 
 

@@ -208,6 +208,10 @@ class Tensor(TensorAutogradState):
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        """Always False: mtc has no complex dtypes (torch's answer for every real tensor)."""
+        return False
+
     @property
     def is_meta(self) -> bool:
         return self._device.type == "meta"

@@ -21,10 +21,12 @@ _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
 tril triu diag roll movedim expand_as unflatten outer baddbmm
 index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma bincount
+floor ceil trunc frac
 """.split()
 _INPLACE = """
 atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ tril_ triu_
 index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_ erfinv_ lgamma_ digamma_
+floor_ ceil_ trunc_ frac_
 """.split()
 
 
@@ -43,6 +45,21 @@ def _method(fn):
 
 
 Tensor.arctan2 = Tensor.atan2
+Tensor.fix = Tensor.trunc
+Tensor.fix_ = Tensor.trunc_
+
+
+@_method
+def round(self, *, decimals=0):  # noqa: A001 - torch's name
+    return M.round(self, decimals=decimals)
+
+
+@_method
+def round_(self, *, decimals=0):
+    if decimals == 0:
+        return _aten.round_(self)
+    return _aten.round_.decimals(self, decimals=decimals)
+
 Tensor.arctan2_ = Tensor.atan2_
 Tensor.moveaxis = Tensor.movedim
 Tensor.swapaxes = Tensor.swapdims = Tensor.transpose  # torch's aliases
@@ -113,19 +130,23 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
 
 @_method
 def bernoulli_(self, p=0.5, *, generator=None):
-    sample = M.bernoulli(self, p) if not isinstance(p, Tensor) else \
-        M.bernoulli(p.expand(tuple(self.shape)).to(self.dtype))
+    if isinstance(p, Tensor):
+        sample = _aten.bernoulli.default(p.expand(tuple(self.shape)).to(self.dtype),
+                                         generator=generator)
+    else:
+        sample = _aten.bernoulli.p(self, float(p), generator=generator)
     return self.copy_(sample)
 
 
 @_method
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return self.copy_(F.randn_like(self) * std + mean)
+    return self.copy_(_aten.normal_functional(self, float(mean), float(std),
+                                              generator=generator))
 
 
 @_method
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return self.copy_(F.rand_like(self) * (to - from_) + from_)
+    return self.copy_(_aten.uniform(self, float(from_), float(to), generator=generator))
 
 
 # ---------------------------------------------------------------- in-place view ops
@@ -193,11 +214,6 @@ def _masked_scatter_(self, mask, source):
 Tensor.masked_scatter_ = _masked_scatter_
 
 
-def _round(self, *, decimals=0):
-    return X.round(self, decimals=decimals)
-
-
-Tensor.round = _round
 for _name in ("floor_divide", "true_divide", "nan_to_num", "nansum", "nanmean", "dot", "mv",
               "inner", "ger", "trace", "broadcast_to", "ravel", "hsplit", "vsplit", "fliplr",
               "flipud", "logical_xor", "copysign", "deg2rad", "rad2deg", "isin"):

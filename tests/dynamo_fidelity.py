@@ -2,10 +2,11 @@
 
 Each program is a ``Program``: the source of a function ``f`` written once over a namespace
 (``lib`` is ``minitorch_compile`` or ``torch``; ``math``, ``collections``, ``dataclasses``,
-``itertools``, ``functools`` and ``operator`` are there too), a maker of the calls to run
-(``calls(lib) -> [args, ...]``, the same values under both libraries) and the test of
-``pytorch/test/dynamo`` it is ported from (``cite``: a test name, or ``after <file>::<name>``
-for a program written in the manner of that file's tests whose name was not checked).
+``itertools``, ``functools``, ``operator`` and ``np`` (numpy) are there too), a maker of the
+calls to run (``calls(lib) -> [args, ...]``, the same values under both libraries) and the
+test of ``pytorch/test/dynamo`` it is ported from (``cite``: a test name, or
+``after <file>::<name>`` for a program written in the manner of that file's tests whose name
+was not checked).
 
 ``run`` calls ``f`` on every call, eagerly or compiled with a counting backend, and returns
 everything a difference could show in: the values returned (tensors as numpy arrays,
@@ -86,7 +87,7 @@ def namespace(lib, prog: Program) -> dict:
     ns = module.__dict__
     ns.update({"lib": lib, "math": math, "collections": collections, "dataclasses": dataclasses,
                 "dataclass": dataclass, "field": field, "itertools": itertools,
-                "functools": functools, "operator": operator, "log": []})
+                "functools": functools, "operator": operator, "np": np, "log": []})
     src = textwrap.dedent(prog.prelude) + "\n" + textwrap.dedent(prog.source)
     exec(compile(src, "<fidelity program>", "exec"), ns)
     return ns
@@ -96,6 +97,12 @@ def plain(v, lib):
     """A value with tensors turned into numpy arrays and containers tagged by type name."""
     if isinstance(v, lib.Tensor):
         return ("tensor", str(v.dtype).split(".")[-1], v.detach().numpy().copy())
+    if isinstance(v, np.ndarray):  # an ndarray out of a compiled frame: a real one, dtype too
+        return ("ndarray", str(v.dtype), v.copy())
+    if isinstance(v, np.generic):  # a numpy scalar (a.sum()): not a 0-d array
+        return ("numpy scalar", type(v).__name__, v.item())
+    if isinstance(v, np.dtype):
+        return ("numpy dtype", str(v))
     if isinstance(v, (list, tuple)):
         return (type(v).__name__, [plain(i, lib) for i in v])
     if isinstance(v, dict):

@@ -1,4 +1,4 @@
-"""OpInfos of the rest of torch's unary math (``ops/pointwise_math.py``): rounding, the other
+"""OpInfos of the rest of torch's unary math (``ops/pointwise_math.py``): the other
 trigonometric and hyperbolic functions, ``exp2``, ``log10``, ``erfc``, ``square``, ``sgn``.
 
 Registered into ``opinfo.OPINFOS`` (imported at the end of ``opinfo.py``), so every generated
@@ -15,7 +15,7 @@ import numpy as np
 
 import minitorch_compile as mtc
 
-from .opinfo import ALL, FLOATS, NUMERIC, TO_FLOAT, S, dtype_of, pointwise, unary_sample
+from .opinfo import ALL, FLOATS, TO_FLOAT, S, dtype_of, pointwise, unary_sample
 
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
@@ -27,15 +27,6 @@ def _scaled_sample(scale: float, shift: float = 0.0):
         return S(np.asarray(g.array(shape, dt) * scale + shift, dtype=dt.np))
     return sample
 
-
-def _keep_ints(fn):
-    return lambda a: fn(a) if a.dtype.kind == "f" else a
-
-
-for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
-                   ("trunc", np.trunc)):
-    pointwise(_name, unary_sample(), _keep_ints(_fn), dtypes=NUMERIC)
-pointwise("frac", unary_sample(), lambda a: a - np.trunc(a), dtypes=FLOATS)
 
 pointwise("tan", _scaled_sample(0.4), np.tan, TO_FLOAT, dtypes=FLOATS, second_order=True)
 pointwise("asin", _scaled_sample(0.3), np.arcsin, TO_FLOAT, dtypes=FLOATS)

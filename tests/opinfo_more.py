@@ -38,6 +38,25 @@ from .opinfo import (
 U8 = mtc.uint8
 INTS = (INT, BOOL, U8)  # the bitwise ops' dtypes
 
+# ---------------------------------------------------------------- rounding (ops/rounding.py)
+
+
+def _keep_ints(ufunc):
+    return lambda a: a.copy() if a.dtype.kind in "iu" else ufunc(a)
+
+
+def _round_decimals_ref(a, decimals):
+    scale = a.dtype.type(10.0 ** abs(decimals))
+    return np.rint(a * scale) / scale if decimals >= 0 else np.rint(a / scale) * scale
+
+
+for _name, _ufunc in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc),
+                      ("round", np.rint)):
+    pointwise(_name, unary_sample(), _keep_ints(_ufunc), dtypes=NUMERIC)
+pointwise("round.decimals", unary_sample(decimals=[-1, 1, 2, 3]), _round_decimals_ref,
+          dtypes=(F32, F64))
+pointwise("frac", unary_sample(), lambda a: a - np.trunc(a), dtypes=(F32, F64))
+
 # ---------------------------------------------------------------- unary float math
 
 pointwise("expm1", unary_sample(), np.expm1, TO_FLOAT, second_order=True)

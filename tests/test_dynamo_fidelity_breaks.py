@@ -241,11 +241,7 @@ TORCH_COUNTS = {
     'repr_of_tensor': (1, 1, 0, (2,)),
 }
 
-DIFFERS = {
-    "numpy_break": ((2, 2, 1, (1, 1)),
-                    "torch 2.13 traces .numpy() and the numpy calls on its result into the "
-                    "graph (3 ops before the break at float()); mtc breaks at .numpy()"),
-}
+DIFFERS = {}
 
 if sys.version_info >= (3, 12):
     # the `while` test: 3.12+ compiles it twice (before the loop and at its end); torch 2.13

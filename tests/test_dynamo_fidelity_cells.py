@@ -235,10 +235,6 @@ TORCH_COUNTS = {
 }
 
 DIFFERS = {
-    "numpy_call": ((1, 1, 0),
-                   "torch 2.13 traces .numpy() and numpy calls on its result (torch._numpy, "
-                   "config.trace_numpy) and breaks later; mtc breaks at .numpy() itself, before "
-                   "any op, so its one graph is the rest of the frame"),
     "reshape_to_input_shape": ((2, 1, 0, (2, 2)),
                                "x.reshape(y.shape) with dynamic sizes: torch's graph reads "
                                "y.size() (one more op); mtc's passes the size symbols"),

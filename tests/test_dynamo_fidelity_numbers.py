@@ -124,12 +124,25 @@ PROGRAMS = {
         def f(x):
             return lib.nn.functional.one_hot(x, num_classes=4) * 2
         """, lambda lib: [(lib.tensor([0, 2, 1]),)], "after test_misc.py (one_hot)"),
+    # ------------------------------------------------------------ an int argument as an index
+    "int_index_sign": P("""
+        def f(x, i):
+            return x[i] + x[-i]
+        """, with_values(1, 2, 0), "after test_unspec.py (select guards the index's range and "
+        "sign, so 0 recompiles)"),
+    "int_index_positive": P("""
+        def f(x, i):
+            return x[i] * 2
+        """, with_values(0, 1, 2, -1), "after test_unspec.py (a negative index wraps: a "
+        "recompile)"),
 }
 
 TORCH_COUNTS = {
     'break_then_size_in_resume': (4, 2, 1, (1, 2, 1, 2)),
     'data_dependent_branch_dynamic': (4, 2, 1, (4, 1, 4, 1)),
     'int_arg_and_size': (2, 1, 0, (3, 3)),
+    'int_index_positive': (3, 1, 0, (2, 2, 2)),
+    'int_index_sign': (3, 1, 0, (3, 4, 4)),
     'size_expr_live_at_break': (4, 2, 1, (1, 1, 3, 1)),
     'size_live_at_break': (4, 2, 1, (1, 1, 1, 1)),
     'size_returned': (2, 1, 0, (1, 2)),

@@ -247,14 +247,51 @@ DIFFERS = {
                        "both inline nn.Softmax(dim=-1) made inside the function; torch's graph "
                        "also records the module __init__'s torch._C._log_api_usage_once call "
                        "(4 ops), mtc's holds the same 3 tensor ops"),
-    "class_dict_membership": ((0, 0, -1, ()),
-                              "`type(a).__dict__` (a mappingproxy) is not traced: the frame "
-                              "runs eagerly"),
-    "size_as_dict_key": ((1, 1, 0, (1,)),
-                         "a Size as the key of a global dict: mtc's recompile after the dict "
-                         "changed cannot guard keys that are not literals and runs the frame "
-                         "eagerly; torch compiles it again"),
 }
 
 test_compiled_equals_eager_with_torchs_counts, test_torch_counts_are_the_table = \
     fidelity_tests(PROGRAMS, TORCH_COUNTS, DIFFERS)
+
+
+def test_class_dict_keys_are_guarded():
+    """``"x" in type(a).__dict__`` is decided while tracing (MappingProxyVariable): the class
+    dict's keys are guarded, so deleting the attribute recompiles and takes the other branch."""
+    import minitorch_compile as mtc
+
+    class A:
+        x = 4
+
+    a = A()
+
+    def f(t):
+        return t + 1 if "x" in type(a).__dict__ else t + 2
+
+    cf = mtc.compile(f, backend="eager")
+    assert cf(mtc.zeros(1)).item() == 1
+    del A.x
+    assert cf(mtc.zeros(1)).item() == 2 == f(mtc.zeros(1)).item()
+    assert len(mtc.dynamo.cache_entries(f)) == 2
+
+
+def test_size_keys_of_a_dict_are_guarded():
+    """A dict keyed by ``x.shape``: its Size keys are guarded (DICT_KEYS) and its items read
+    through ``G['cached'][(2, 3)]``; new shapes add keys, recompile, and match eager."""
+    import minitorch_compile as mtc
+
+    def run(fn, cached):
+        outs = []
+        for shape in [(2, 3), (2, 3), (3, 2), (2, 3), (4,)]:
+            outs.append(fn(mtc.ones(*shape) * len(cached), cached).numpy())
+        return outs
+
+    def f(x, cached):
+        if x.shape not in cached:
+            cached[x.shape] = x
+        return x + cached[x.shape]
+
+    eager_cache, compiled_cache = {}, {}
+    eager = run(f, eager_cache)
+    compiled = run(mtc.compile(f, backend="eager"), compiled_cache)
+    assert all((a == b).all() for a, b in zip(eager, compiled))
+    assert list(eager_cache) == list(compiled_cache)
+

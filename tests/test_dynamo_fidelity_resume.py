@@ -378,11 +378,7 @@ TORCH_COUNTS = {
     'walrus_in_listcomp_break': (2, 2, 1, (4, 2)),
 }
 
-DIFFERS = {
-    "numpy_then_tensor": ((1, 1, 0, (1,)),
-                          "torch 2.13 traces .numpy() (torch._numpy) and the numpy calls on its "
-                          "result into the graph; mtc breaks at .numpy()"),
-}
+DIFFERS = {}
 TORCH_RAISES = {}
 
 if sys.version_info >= (3, 12):

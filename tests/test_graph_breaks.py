@@ -468,12 +468,20 @@ def b_numpy(x):
     return y + float(a.sum())
 
 
-def test_numpy_breaks_and_the_resume_function_compiles():
-    """.numpy() breaks; the resume function receives the array, breaks at the C method
-    ``a.sum`` and at ``float(...)``, and compiles the rest: no internal error anywhere."""
+def test_numpy_is_traced_and_breaks_at_float():
+    """.numpy() and ``a.sum()`` are traced (config.trace_numpy, as torch's); ``float(...)``
+    of the array breaks, and the resume function compiles the rest."""
+    check_breaks(b_numpy, (rg(3),), graphs=2, breaks=1)
+    assert "float() of an ndarray" in mtc.dynamo.cache_entries(b_numpy)[0].graph_break.reason
+
+
+def test_numpy_breaks_with_trace_numpy_off():
+    """config.trace_numpy off: .numpy() breaks; the resume function receives the array,
+    breaks at the C method ``a.sum`` and at ``float(...)``, and compiles the rest: no internal
+    error anywhere."""
     import warnings
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), mtc._dynamo.config.patch(trace_numpy=False):
         warnings.simplefilter("error")
         check_breaks(b_numpy, (rg(3),), graphs=2, breaks=3)
     assert "Tensor.numpy()" in mtc.dynamo.cache_entries(b_numpy)[0].graph_break.reason

@@ -43,6 +43,12 @@ def softmax(L):
     return lambda x: L.softmax(x, -1)
 
 
+def softmax_dim(dim):
+    def build(L):
+        return lambda x: L.softmax(x, dim)
+    return build
+
+
 def layer_norm(L):
     return lambda x, w, b: L.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
 
@@ -65,6 +71,10 @@ CASES = [("pointwise chain", chain, [(64, 32)], False),
          ("cos(cos(x)) fw+bw", cos_cos, [(64, 32)], True),
          ("softmax", softmax, [(64, 32)], False),
          ("softmax fw+bw", softmax, [(64, 32)], True),
+         # the reduced dim in the middle, and dim 0 of a square: the pointwise nodes' dims
+         # are an interleaving of the frame's (scheduler.py, ``_orders``)
+         ("softmax(x, 1) of 3-D", softmax_dim(1), [(8, 6, 16)], False),
+         ("softmax(x, 0) of a square fw+bw", softmax_dim(0), [(32, 32)], True),
          ("layer_norm", layer_norm, [(64, 32), (32,), (32,)], False),
          ("mlp fw+bw", mlp, [(16, 8), (32, 8), (32,), (4, 32)], True),
          ("attention fw+bw", attention, [(8, 16), (8, 16), (8, 16)], True),

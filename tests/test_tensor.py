@@ -109,6 +109,7 @@ def test_repr_like_torch():
     assert repr(mtc.tensor([0.5, -1.25])) == "tensor([ 0.5000, -1.2500])"
     assert repr(mtc.tensor([1, 2])) == "tensor([1, 2])"
     assert repr(mtc.tensor([True])) == "tensor([True])"
+    assert repr(mtc.tensor([True, False])) == "tensor([ True, False])"  # padded as torch's
     assert repr(mtc.tensor(2.0)) == "tensor(2.)"
     assert repr(mtc.tensor([1.0], dtype=mtc.float64)) == "tensor([1.], dtype=mtc.float64)"
     x = mtc.tensor([1.0], requires_grad=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 
 from .._dispatch import AUTOGRAD, dispatch_below_autograd, exclude, state
+from .node_names import torch_node_name  # torch's grad_fn names
 
 _sequence = itertools.count()
 
@@ -187,10 +188,6 @@ def check_grad_assignment(tensor, value) -> None:
             "the same size")
 
 
-def camel(name: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
-
-
 def gradient_edge(t):
     """Where the gradient of tensor ``t`` goes: ``(grad_fn, output_nr)`` or its accumulator."""
     if not t.requires_grad:
@@ -336,7 +333,7 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
     then the names of outputs a formula needs are returned for the caller to save afterwards,
     and ``saver(name, value)`` may replace an input's saved value (the in-place op's clone).
     """
-    name = node_name or camel(op.name) + "Backward0"
+    name = node_name or torch_node_name(op, args)
     node = node_class(OpBackward, name)(op, name)
     slots = _set_edges(node, op, args)
     schema = op.schema

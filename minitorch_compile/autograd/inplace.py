@@ -36,7 +36,8 @@ backward is free of mutation.
 from __future__ import annotations
 
 from .._dispatch import AUTOGRAD, PYTHON, dispatch_below_autograd, exclude, state
-from .graph import Node, _record, _short_name, camel, gradient_edge
+from .graph import Node, _record, _short_name, gradient_edge, torch_node_name
+from .node_names import camel
 
 _MULTI_OUTPUT_SUFFIX = (
     " This view is the output of a function that returns multiple views. Such functions do not "
@@ -133,7 +134,7 @@ def inplace_autograd(op, args):
                 clones.append(ops.aten.clone.default(self))
         return clones[0]
 
-    node_name = _NODE_NAMES.get(op.name, camel(op.name) + "Backward0")
+    node_name = _NODE_NAMES.get(op.name) or torch_node_name(op, args)
     node, deferred = _record(op, args, None, derivs, node_name,
                              saver=save_old_self)
     with exclude(AUTOGRAD):

@@ -12,6 +12,8 @@ Mirrors ``torch/_dynamo``.  Read in this order:
   ``comprehension_graph_break`` — a break inside a 3.12+ inlined comprehension;
 * ``symbolic_shapes`` — ``SymInt`` and the ``ShapeEnv`` (dynamic shapes);
 * ``variables/``       — one tracker class per kind of Python value;
+* ``trace_rules``      — library code that is skipped (the LR schedulers) or compiled as a
+  frame of its own (an optimizer's step); ``decorators`` — ``graph_break()``;
 * ``source``, ``guards`` — where values come from, and what must stay true about them;
 * ``output_graph``, ``codegen`` — the graph being built, and the bytecode that calls it;
   ``pgo`` — automatic dynamic: which inputs become symbols, from what earlier compiles saw;
@@ -23,6 +25,7 @@ from . import config, exc
 from ._logging import set_logs
 from .backends.registry import list_backends, lookup_backend, register_backend
 from .convert_frame import CacheEntry
+from .decorators import graph_break
 from .eval_frame import (
     RECOMPILE_LIMIT,
     cache_entries,
@@ -36,4 +39,5 @@ from .explain import ExplainOutput, explain
 
 __all__ = ["config", "compile", "reset", "explain", "ExplainOutput", "cache_entries", "CacheEntry",
            "register_backend", "lookup_backend", "list_backends", "set_logs", "exc",
-           "RECOMPILE_LIMIT", "disable_compilation", "mark_dynamic", "maybe_mark_dynamic"]
+           "RECOMPILE_LIMIT", "disable_compilation", "mark_dynamic", "maybe_mark_dynamic",
+           "graph_break"]

@@ -29,10 +29,22 @@ from __future__ import annotations
 import operator
 
 from .source import TensorSizeSource
+from .symbolic_scalars import is_sym_scalar
 from .symbolic_shapes import is_symbolic, walk_expr
 
 _APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
           "%": operator.mod}
+
+
+def _cons_key(value):
+    """The key a symbolic number is hash-consed by: a ``SymInt``'s expression, or a
+    ``SymScalar``'s type and expression (``-zf0`` computed twice for an lr that became a graph
+    input is one ``neg`` node, as in torch's graph)."""
+    if is_symbolic(value):
+        return value.expr
+    if is_sym_scalar(value):
+        return (value.pytype.__name__, value.expr)
+    return None
 
 
 class BoundSymbols:
@@ -86,14 +98,19 @@ class BoundSymbols:
         return wrap(walk_expr(expr, lambda name: self.expr_to_proxy[name], apply))
 
     def hash_consed(self, example):
-        """The tracker already computing the symbolic int ``example``, if any."""
-        if is_symbolic(example):
-            return self.expr_to_proxy.get(example.expr)
-        return None
+        """The tracker already computing the symbolic number ``example``, if any."""
+        key = _cons_key(example)
+        known = None if key is None else self.expr_to_proxy.get(key)
+        if known is not None and is_sym_scalar(example):
+            # a tracker of its own on the same node: torch's SymNodeVariables differ, only the
+            # node is shared (each returned one becomes a scalar_tensor output of its own)
+            return type(known)(known.proxy, known.sym)
+        return known
 
     def remember_symbolic(self, vt) -> None:
-        if is_symbolic(getattr(vt, "sym", None)):
-            self.expr_to_proxy.setdefault(vt.sym.expr, vt)
+        key = _cons_key(getattr(vt, "sym", None))
+        if key is not None:
+            self.expr_to_proxy.setdefault(key, vt)
 
     def prune_unused_inputs(self) -> None:
         """The graph takes only the inputs its ops read, as torch's does: a tensor read only for

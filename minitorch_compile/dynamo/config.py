@@ -12,6 +12,9 @@ suppress_errors            True     an internal compiler error falls back to eag
 capture_scalar_outputs     False    ``.item()`` breaks the graph; on: it stays in the graph and
                                     gives an unbacked symbol (``zuf0``/``u0``), as torch's
                                     (branching on such a symbol still breaks)
+trace_numpy                True     ``t.numpy()`` and numpy calls on its result are traced as
+                                    tensor ops (``variables/numpy.py``); off: ``.numpy()``
+                                    breaks the graph
 =========================  =======  ===========================================================
 
 Setting an option this module does not know raises ``AttributeError`` (a typo must not be
@@ -28,9 +31,10 @@ cache_size_limit = 8
 automatic_dynamic_shapes = True
 suppress_errors = True
 capture_scalar_outputs = False
+trace_numpy = True
 
 _OPTIONS = ("cache_size_limit", "automatic_dynamic_shapes", "suppress_errors",
-            "capture_scalar_outputs")
+            "capture_scalar_outputs", "trace_numpy")
 
 
 @contextlib.contextmanager

@@ -39,6 +39,7 @@ from .exc import (
     InternalTorchDynamoError,
     RestartAnalysis,
     SkipFrame,
+    TensorifyScalarRestartAnalysis,
     Unsupported,
 )
 from .graph_break_codegen import emit_graph_break, shared_cells
@@ -208,9 +209,11 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
     break_at: dict = {}
     entry: CacheEntry
     frame_state = {} if frame_state is None else frame_state
+    specialized: set = set()  # floats kept constant (TensorifyScalarRestartAnalysis)
     for _ in range(MAX_RESTARTS):
         output = OutputGraph(fn.__globals__, code)
         output.dynamic, output.frame_state = dynamic, frame_state
+        output.specialized_floats = specialized
         tx = InstructionTranslator(code, f_locals, fn.__globals__, closure, output,
                                    allow_breaks=not fullgraph, break_at=break_at)
         tx.frame_cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
@@ -219,6 +222,8 @@ def convert_frame(fn, f_locals: dict, closure: dict, backend, fullgraph: bool,
             break
         except RestartAnalysis as restart:  # a break inside an inlined call: break at the call
             break_at[restart.ip] = restart.cause
+        except TensorifyScalarRestartAnalysis as restart:  # floats only returned: constants
+            specialized |= restart.sources
         except Unsupported as e:
             if fullgraph:
                 user_error = getattr(e, "user_error", None)

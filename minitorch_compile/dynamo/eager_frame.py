@@ -70,6 +70,7 @@ def jit_callee(obj, backend):
     from ..nn import Module
     from ..optim.optimizer import Optimizer
     from .eval_frame import jit_wrap
+    from .trace_rules import frame_of_its_own
 
     if isinstance(obj, types.MethodType):
         owner_is_optimizer = isinstance(obj.__self__, Optimizer) and \
@@ -77,7 +78,7 @@ def jit_callee(obj, backend):
         if _user_function(obj.__func__) or owner_is_optimizer:
             return jit_wrap(obj, backend)
         return obj
-    if _user_function(obj):
+    if _user_function(obj) or frame_of_its_own(obj):
         return jit_wrap(obj, backend)
     if isinstance(obj, Module) and not hasattr(type(obj), "__getitem__"):
         # (3.11/3.12 load a callable after its NULL: ``layers[0](x)`` loads ``layers`` first,

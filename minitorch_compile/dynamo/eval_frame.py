@@ -42,8 +42,10 @@ _disabled_depth = 0
 def reset() -> None:
     """Forget every compiled entry (``torch._dynamo.reset()``)."""
     from .bytecode_flow import _INSTRUCTION_CACHE
+    from .trace_rules import _SKIPPED_CODE
 
     _CACHE.clear()
+    _SKIPPED_CODE.clear()
     _FRAME_STATE.clear()
     _INSTRUCTION_CACHE.clear()
 
@@ -357,12 +359,15 @@ def _resume_globals(code) -> dict:
 def jit_wrap(obj, backend):
     """A user callable called at a graph break runs through the JIT as its own frame."""
     from ..nn import Module
+    from .trace_rules import is_force_skipped, skipped_frame
 
     key = (id(obj), id(backend))
     hit = _WRAPPED.get(key)
     if hit is not None and hit[0] is obj:
         return hit[1]
-    if isinstance(obj, types.FunctionType):
+    if is_force_skipped(obj):  # trace_rules: eager, but what it calls is compiled
+        wrapped = skipped_frame(obj, backend)
+    elif isinstance(obj, types.FunctionType):
         wrapped = _JitFunction(obj, backend, False, None, None)
     elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         wrapped = types.MethodType(_JitFunction(obj.__func__, backend, False, None, None),

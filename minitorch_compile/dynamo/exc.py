@@ -66,6 +66,15 @@ class RestartAnalysis(TorchDynamoException):
         super().__init__(f"restart: break at instruction {ip} ({cause.reason})")
 
 
+class TensorifyScalarRestartAnalysis(TorchDynamoException):
+    """A float graph input no tensor op reads: trace the frame again with the floats named in
+    ``sources`` specialized to constants (torch's exception of the same name)."""
+
+    def __init__(self, sources: set):
+        self.sources = sources
+        super().__init__(f"restart: specialize the floats {sorted(sources)}")
+
+
 class StepUnsupported(Unsupported):
     """torch's ``step_graph_break``: a break nothing can resume from (inside a ``try`` block,
     a user context manager's ``with`` block, an inlined 3.12+ set comprehension, an opcode

@@ -282,7 +282,7 @@ def _is_literal(value) -> bool:
     subclass: an ``IntEnum`` member reprs as ``<Level.HIGH: 3>``.)"""
     if type(value) in (float, complex):
         return cmath.isfinite(value)
-    if isinstance(value, (tuple, list)):
+    if type(value) in (tuple, list):  # not a subclass: mtc.Size([2]) is no guard source
         return all(_is_literal(v) for v in value)
     if isinstance(value, slice):
         return all(_is_literal(v) for v in (value.start, value.stop, value.step))
@@ -314,13 +314,16 @@ class GuardFunction:
     parts: list = field(default_factory=list)
 
     def __post_init__(self):
+        from .variables.numpy import ndarray_as_tensor
+
         gs = self.guard_set
         self.src = gs.source()
         ns = {"___check_type_id": _check_type_id, "___check_obj_id": _check_obj_id,
               "___check_tensor": check_tensor, "___tensors": gs.tensor_specs,
               "___no_aliasing": _no_aliasing, "___grad_enabled": _grad_enabled,
               "___default_dtype": _dtype.get_default_dtype, "G": self.f_globals,
-              "___rebuilt_iterator_getitem": rebuilt_iterator_getitem, **gs.ids}
+              "___rebuilt_iterator_getitem": rebuilt_iterator_getitem,
+              "___ndarray_as_tensor": ndarray_as_tensor, **gs.ids}
         exec(compile(self.src, "<guard>", "exec"), ns)
         self.fn = ns["guard"]
         self._ns = ns

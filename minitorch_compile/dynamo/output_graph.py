@@ -33,12 +33,14 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import _set_grad_enabled
 from ..fx import FakeTensorMode, Graph, GraphModule
 from .bound_symbols import BoundSymbols
-from .exc import Unsupported, unimplemented
+from .exc import TensorifyScalarRestartAnalysis, Unsupported, unimplemented
 from .pgo import AutomaticDynamic
 from .side_effects import SideEffects
+from .source import FloatTensorSource
 from .symbolic_scalars import (
     MATH_FNS,
     ScalarEnv,
+    is_float_output,
     is_sym_scalar,
     output_node,
     promote,
@@ -49,6 +51,7 @@ from .symbolic_shapes import ShapeEnv, hint_int, is_symbolic
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
 from .variables.lists import BaseListVariable, ListIteratorVariable, SliceVariable
+from .variables.numpy import has_ndarray
 from .variables.tensor import SymNodeVariable, TensorVariable, wrap_fx_proxy
 
 _compiled_fn_counter = itertools.count()
@@ -63,8 +66,7 @@ _VALUE_OPS = frozenset({
     "minimum", "clamp", "clamp_min", "clamp_max", "iadd", "isub", "imul", "itruediv",
     "ifloordiv", "add_", "sub_", "mul_", "div_", "__add__", "__radd__", "__sub__", "__rsub__",
     "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__",
-    "__mod__", "__rmod__", "__pow__", "__rpow__",
-    "getitem", "__getitem__"})  # x[n]: which element, not how many
+    "__mod__", "__rmod__", "__pow__", "__rpow__"})
 
 
 def _value_operands(kind: str, target, args: list, ex_args: list) -> list:
@@ -244,6 +246,9 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
 
     def call(self, tx, kind: str, target, args: list, kwargs: dict):
         """Add ``target(*args, **kwargs)`` to the graph; return the tracker of its result."""
+        if any(has_ndarray(a) for a in (*args, *kwargs.values())):  # only numpy's table may
+            unimplemented(f"{getattr(target, '__name__', target)} of an ndarray is not "
+                          "traced")  # put an array in the graph (variables/numpy.py)
         ex_args = [self.example_of(a) for a in args]
         ex_kwargs = {k: self.example_of(v) for k, v in kwargs.items()}
         ex_args = _value_operands(kind, target, args, ex_args)
@@ -316,8 +321,10 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
 
         def collect(vt):
             if isinstance(vt, (TensorVariable, SymNodeVariable)):
-                if vt.proxy.op != "placeholder" and id(vt.proxy) not in seen:
-                    seen.add(id(vt.proxy))
+                # (a float symbol leaves as a scalar_tensor per tracker, as torch's as_tensor)
+                key = id(vt) if is_float_output(vt) else id(vt.proxy)
+                if vt.proxy.op != "placeholder" and key not in seen:
+                    seen.add(key)
                     outputs.append(vt)
             elif isinstance(vt, BaseListVariable):
                 for i in vt.items:
@@ -337,6 +344,8 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
         self.output_vts = outputs
         if not self.has_ops():
             return
+        if getattr(tx, "graph_break", None) is None:  # (at a break torch keeps the graph)
+            self.check_float_inputs_used()
         self.graph.output(tuple(output_node(self.graph, v, self.fake_mode) for v in outputs))
         self.remove_trivially_dead_nodes()
         self.prune_unused_inputs()
@@ -345,6 +354,20 @@ class OutputGraph(AutomaticDynamic, BoundSymbols):
         compiled = backend(self.gm, example_inputs)
         self.compiled_fn_name = f"__compiled_fn_{next(_compiled_fn_counter)}"
         self.globals_to_install[self.compiled_fn_name] = compiled
+
+    def check_float_inputs_used(self) -> None:
+        """torch's ``tensorify_python_scalars``: a float that became a graph input (automatic
+        dynamic) but that no tensor op reads — the graph would only compute Python floats
+        (``item``, arithmetic) to return them — is specialized instead: the frame is traced
+        again with those floats as constants (``TensorifyScalarRestartAnalysis``), so it
+        makes no graph at all, as torch's does.  Only for a graph that ends at the frame's
+        return: at a graph break torch 2.13 keeps the graph (``y = k * 2; print(y)``: item,
+        mul, scalar_tensor) — or, for an input float passed straight to the resume function,
+        compiles an empty one, which mtc does not (its graph holds item and scalar_tensor)."""
+        floats = [a for a in self.graphargs if isinstance(a.source, FloatTensorSource)]
+        if not floats or any(_tensor_op(n) for n in self.graph.nodes):
+            return
+        raise TensorifyScalarRestartAnalysis({a.source.base.name() for a in floats})
 
     def remove_trivially_dead_nodes(self) -> None:
         """torch's "miniature DCE pass, but only for obviously trivial operations"
@@ -392,3 +415,12 @@ def _trivially_dead(node) -> bool:
         return True
     return node.op == "call_function" and _is_sym_value(node.meta.get("example_value")) and \
         all(_is_sym_arg(a) for a in (*node.args, *node.kwargs.values()))
+
+
+def _tensor_op(node) -> bool:
+    """A call whose result is a tensor (not the ``item``/float arithmetic of a float input, nor
+    a grad-mode switch)."""
+    from .._tensor import Tensor
+
+    return node.op.startswith("call") and node.target is not _set_grad_enabled and \
+        isinstance(node.meta.get("example_value"), Tensor)

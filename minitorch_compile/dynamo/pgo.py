@@ -99,9 +99,9 @@ class AutomaticDynamic:
         key = f"float {source.name()}"
         prev = self.frame_state.get(key)
         self.int_inputs[key] = value
-        if self.dynamic is False or (self.dynamic is not True and (
-                prev is None or _same_float(prev, value) or
-                not config.automatic_dynamic_shapes)):
+        if self.dynamic is False or source.name() in getattr(self, "specialized_floats", ()) \
+                or (self.dynamic is not True and (prev is None or _same_float(prev, value) or
+                                                  not config.automatic_dynamic_shapes)):
             return None
         self.guards.add("TYPE_MATCH", source, value=value)
         wrapped = FloatTensorSource(source)

@@ -88,7 +88,8 @@ class GetItemSource(Source):
     index: object
 
     def name(self) -> str:
-        return f"{self.base.name()}[{self.index!r}]"
+        index = tuple(self.index) if type(self.index).__name__ == "Size" else self.index
+        return f"{self.base.name()}[{index!r}]"  # a Size key: the equal tuple
 
     @property
     def root(self) -> Source:
@@ -208,6 +209,48 @@ class FloatTensorSource(Source):
 
     def reconstruct(self, codegen) -> None:
         codegen.load_global_object("___as_tensor", _as_float_tensor)
+        self.base.reconstruct(codegen)
+        codegen.call(1)
+
+
+@dataclass(frozen=True)
+class TypeSource(Source):
+    """``type(obj)`` (torch's ``TypeSource``): where ``type(a).__dict__`` is read from."""
+
+    base: Source
+
+    def name(self) -> str:
+        return f"type({self.base.name()})"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        codegen.load_global_object("___type", type)
+        self.base.reconstruct(codegen)
+        codegen.call(1)
+
+
+@dataclass(frozen=True)
+class NumpyTensorSource(Source):
+    """An ndarray (or numpy scalar) of the frame made a graph input (torch's
+    ``NumpyTensorSource``): the graph is called with ``___ndarray_as_tensor(L['a'])``, a
+    tensor sharing its memory, which TENSOR_MATCH guards."""
+
+    base: Source
+
+    def name(self) -> str:
+        return f"___ndarray_as_tensor({self.base.name()})"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def reconstruct(self, codegen) -> None:
+        from .variables.numpy import ndarray_as_tensor
+
+        codegen.load_global_object("___ndarray_as_tensor", ndarray_as_tensor)
         self.base.reconstruct(codegen)
         codegen.call(1)
 

@@ -24,6 +24,7 @@ consult.
 from __future__ import annotations
 
 import linecache
+import os
 import types
 
 from . import bytecode_versions as versions
@@ -41,6 +42,7 @@ from .exc import (
 from .exception_handling import ExceptionOpcodes, call_exception_class, in_try
 from .opcodes import OpcodeHandlers
 from .source import FreeVarSource, GetItemSource, GlobalSource, LocalSource
+from .trace_rules import is_force_skipped
 from .variables.builder import VariableBuilder
 from .variables.constant import ConstantVariable
 from .variables.functions import value_cell
@@ -169,6 +171,12 @@ class InstructionTranslatorBase(ExceptionOpcodes, OpcodeHandlers):
             unimplemented(f"coroutine or async generator function {code.co_name}")
         if self.depth >= MAX_INLINE_DEPTH:
             unimplemented("inlining recursion too deep")
+        if is_force_skipped(code):  # trace_rules: run at a break, its callees still compiled
+            name = getattr(getattr(fn_vt, "fn", None), "__qualname__", code.co_name)
+            e = Unsupported(f"Attempted to call function marked as skipped: {name} (file is "
+                            f"force-skipped: {os.path.basename(code.co_filename)})")
+            e.inlined = True
+            raise e
         bound = fn_vt.bind(self, args, kwargs)
         cls = InliningGeneratorInstructionTranslator if code.co_flags & CO_GENERATOR else \
             InliningInstructionTranslator

@@ -34,8 +34,16 @@ realize_opcount_threshold: int = 30
 epilogue_fusion: bool = True
 aggressive_fusion: bool = False  # horizontal fusion of nodes sharing no input
 
+# a kernel that passes over its tiles more than once (codegen/cpu_phases.py): an elementwise
+# value a later pass reads, and that costs more to recompute than to store and load, is stored
+# by its pass into a full-size scratch buffer (False: always recomputed in the later pass)
+passes_store_values: bool = True
+
 # reuse a freed buffer of the same size for a new one (memory planning)
 allow_buffer_reuse: bool = True
+# a kernel writes its output over an input buffer of the same bytes that dies at that kernel,
+# when it reads that input element for element where it writes (codegen/inplace.py)
+inplace_buffers: bool = True
 
 # the npu target (codegen/npu.py): the most buffers per queue the tiling function may use (1 =
 # one buffer, serial; 2 = double buffering; more = deeper queues, within the spec's limit of

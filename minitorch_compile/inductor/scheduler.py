@@ -46,6 +46,7 @@ from .scheduler_node import (
     SchedulerNode,
     _is_indirect,
     _nonone,
+    interleavings,
 )
 from .sizevars import size_hint
 
@@ -83,7 +84,8 @@ def merge_frames(f1, f2):
             Reject("different iteration sizes", f"{list(R1)} vs {list(R2)}")
     red, pw = (f1, f2) if RR1 else (f2, f1)
     S = _nonone(pw[0])
-    if S in (_nonone(red[0] + red[1]), _nonone(red[1] + red[0]), _nonone(red[0])):
+    if S in (_nonone(red[0] + red[1]), _nonone(red[1] + red[0]), _nonone(red[0])) or \
+            interleavings(pw[0], red):
         return red
     return Reject("different iteration sizes", f"{list(S)} vs {_fmt(red)}")
 
@@ -192,6 +194,47 @@ class Scheduler:
         if len(a.nodes) + len(b.nodes) > config.max_fusion_size:
             return Reject("too large", f"{len(a.nodes) + len(b.nodes)} nodes")
         nodes = sorted(a.nodes + b.nodes, key=lambda n: n.pos)
+        first, placed = None, []
+        for order in self._orders(a, b, frame):
+            placed = [n for g in (a, b) if not g.frame[1] for n in g.nodes] \
+                if order is not None else []
+            for n in placed:
+                n.order = (frame, order)
+            reject = self._check_indices(nodes, frame)
+            if reject is None:
+                break
+            first = first or reject
+            for n in placed:
+                n.order = None
+        else:
+            return first
+        if self._would_create_cycle(a, b, writer):
+            reject = Reject("would create a cycle")
+        elif not (a.writes & b.reads or b.writes & a.reads or a.reads & b.reads):
+            reject = Reject("no shared data")
+        if reject is not None:
+            for n in placed:
+                n.order = None
+            return reject
+        return frame
+
+    @staticmethod
+    def _orders(a, b, frame) -> list:
+        """How a pointwise group joining a reduction frame may lay its dims in it: by size
+        (``None``: its nodes' placement) when the sizes say, then every interleaving of the
+        kept and reduced dims that fits its sizes, tried in turn (first that matches wins)."""
+        pw = [g for g in (a, b) if not g.frame[1]]
+        if not frame[1] or len(pw) != 1:
+            return [None]
+        R, RR = frame
+        S = _nonone(pw[0].frame[0])
+        default = [None] if S in (_nonone(R + RR), _nonone(RR + R), _nonone(R)) else []
+        return default + interleavings(pw[0].frame[0], frame)
+
+    @staticmethod
+    def _check_indices(nodes, frame):
+        """None if every node reads each producer of the group at the index it writes, else
+        the ``Reject``."""
         written = {n.name: n for n in nodes}
         for n in nodes:
             reads, _ = n.deps(frame)
@@ -216,11 +259,7 @@ class Scheduler:
                         not producer.placement(frame).startswith("full"):
                     return Reject("needs a second pass",
                             f"{n.name} needs all of {dep.name} (a full reduction) per element")
-        if self._would_create_cycle(a, b, writer):
-            return Reject("would create a cycle")
-        if not (a.writes & b.reads or b.writes & a.reads or a.reads & b.reads):
-            return Reject("no shared data")
-        return frame
+        return None
 
     def _would_create_cycle(self, a, b, writer) -> bool:
         """Is there a path a -> c -> b (or b -> c -> a) through a third group c?"""

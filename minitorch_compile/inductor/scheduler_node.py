@@ -8,10 +8,16 @@ A pointwise node inside a reduction's frame is placed ``full`` (it loops over ``
 prologue, or an epilogue like softmax's division), ``full_rfirst`` (its dims are ``RR + R``: the
 producer of a column sum like ``sum(0)``, whose loop order is then reduced-dims-first) or
 ``outer`` (it loops over ``R``: an epilogue on the reduction's result).  Size-1 dims never
-matter.
+matter.  When a reduction keeps dims on both sides of the reduced one (``softmax(x, 1)`` on a
+3-D ``x``) or its frame is square (``softmax(x, 0)`` on ``(N, N)``), sizes alone do not say
+which frame dim each of the pointwise node's dims is: the scheduler then picks one of the
+interleavings of ``R`` and ``RR`` (``interleavings``), the one under which the node reads and
+is read at the indices its partners write, and records it on the node (``order``).
 """
 
 from __future__ import annotations
+
+from itertools import combinations
 
 from .dependencies import MemoryDep, extract_read_writes
 from .ir import Affine, ComputedBuffer, MultiOutput, Reduction
@@ -37,10 +43,15 @@ class SchedulerNode:
         # laid out kept-dims-first unless the CPU kernel finds it reads its inputs as the
         # group's reduction does reduced-dims-first (``codegen/cpu.py``, ``_orient_square``)
         self.rfirst = False
+        # (frame, loop variables): the frame dims this pointwise node's dims of size > 1 are,
+        # in order, when the scheduler chose them among the interleavings (None: by placement)
+        self.order = None
 
     def placement(self, frame) -> str:
         if self.is_reduction:
             return "reduction"
+        if self.order is not None and self.order[0] == frame:
+            return "full"
         R, RR = frame
         S = _nonone(self.frame[0])
         if S == _nonone(R + RR):
@@ -57,14 +68,17 @@ class SchedulerNode:
         rs = [(f"r{k}", s) for k, s in enumerate(RR)]
         if self.is_reduction:
             return [Affine.var(n) for n, _ in xs], [Affine.var(n) for n, _ in rs]
-        order = {"full": xs + rs, "full_rfirst": rs + xs}.get(self.placement(frame), xs)
-        target = iter([n for n, s in order if s != 1])
+        if self.order is not None and self.order[0] == frame:
+            target = iter(self.order[1])
+        else:
+            order = {"full": xs + rs, "full_rfirst": rs + xs}.get(self.placement(frame), xs)
+            target = iter([n for n, s in order if s != 1])
         return [Affine(0) if s == 1 else Affine.var(next(target))
                 for s in self.frame[0]], None
 
     def deps(self, frame):
         """(reads, write index) with indices over ``frame``'s variables."""
-        key = (frame, self.rfirst)
+        key = self._key(frame)
         if key not in self._deps:
             index, rindex = self.index_vars(frame)
             rw = extract_read_writes(self.node.data, index, rindex)
@@ -82,7 +96,11 @@ class SchedulerNode:
     def index_exprs(self, frame) -> set:
         """The expressions of the body's ``ops.index_expr`` calls over ``frame``."""
         self.deps(frame)
-        return self._index_exprs[(frame, self.rfirst)]
+        return self._index_exprs[self._key(frame)]
+
+    def _key(self, frame) -> tuple:
+        order = self.order[1] if self.order is not None and self.order[0] == frame else None
+        return frame, self.rfirst, order
 
     def body_str(self, frame) -> str:
         """The body in the frame's variables (``x*`` kept, ``r*`` reduced), as the kernel
@@ -167,3 +185,23 @@ class FusedGroup:
 
 def _nonone(shape) -> tuple:
     return tuple(s for s in shape if s != 1)
+
+
+def interleavings(sizes, frame) -> list:
+    """The ways a pointwise node of ``sizes`` can run in the reduction frame ``(R, RR)`` over
+    all of it: each an order of the frame's loop variables (``x*`` kept, ``r*`` reduced) of
+    size > 1 that keeps the kept dims in their order and the reduced ones in theirs — the dims
+    a reduction over the middle of a tensor leaves — and matches the node's sizes."""
+    R, RR = frame
+    xs = [(f"x{k}", s) for k, s in enumerate(R) if s != 1]
+    rs = [(f"r{k}", s) for k, s in enumerate(RR) if s != 1]
+    S, n = _nonone(sizes), len(xs) + len(rs)
+    if len(S) != n or not xs or not rs:
+        return []
+    out = []
+    for pos in combinations(range(n), len(xs)):
+        ix, ir = iter(xs), iter(rs)
+        dims = [next(ix) if k in pos else next(ir) for k in range(n)]
+        if tuple(s for _, s in dims) == S:
+            out.append(tuple(v for v, _ in dims))
+    return out

@@ -232,3 +232,36 @@ from ._functional_more import *  # noqa: E402,F401,F403 - activations, losses, n
 from ._functional_more import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
+
+# nn.MultiheadAttention's functional form (defined beside the module)
+from .modules.multihead_attention import multi_head_attention_forward  # noqa: E402,F401
+
+__all__ += ["multi_head_attention_forward"]
+from .modules.simple_layers import (  # noqa: E402,F401
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    pairwise_distance,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+
+__all__ += ["dropout1d", "dropout2d", "dropout3d", "pairwise_distance", "pixel_shuffle",
+            "pixel_unshuffle"]
+from .modules.loss_more import (  # noqa: E402,F401
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+
+__all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
+            "gaussian_nll_loss", "multilabel_soft_margin_loss"]
+from .modules.upsampling import interpolate  # noqa: E402,F401
+
+__all__ += ["interpolate"]

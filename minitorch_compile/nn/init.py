@@ -16,8 +16,9 @@ For a weight of shape ``(out, in, *kernel)`` (``Linear``: ``(out_features, in_fe
 
 Every function writes *in place* and returns the tensor; it records no autograd history
 (torch runs them under ``no_grad``).  Random values come from the global generator
-(``mtc.manual_seed``) unless a numpy ``Generator`` is passed: the same seed gives the same
-weights here, but not the weights torch would draw.
+(``mtc.manual_seed``) or the ``mtc.Generator`` passed, drawn as torch draws them: the same
+seed gives torch's weights (``_random.py``).  A numpy ``Generator`` may be passed too (numpy's
+stream).
 """
 
 from __future__ import annotations
@@ -97,20 +98,20 @@ def _write(tensor: Tensor, sample) -> Tensor:
     return tensor
 
 
-def _gen(generator) -> np.random.Generator:
-    return _random.generator() if generator is None else generator
-
-
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    """Fill with values drawn from U(a, b)."""
-    g = _gen(generator)
-    return _write(tensor, lambda shape: g.uniform(a, b, shape))
+    """Fill with values drawn from U(a, b) (torch's bits: ``tensor.uniform_(a, b)``)."""
+    if isinstance(generator, np.random.Generator):  # a numpy generator: numpy's stream
+        return _write(tensor, lambda shape: generator.uniform(a, b, shape))
+    return _write(tensor, lambda shape: _random.uniform(shape, tensor.dtype.np, a, b,
+                                                        generator))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with values drawn from N(mean, std^2)."""
-    g = _gen(generator)
-    return _write(tensor, lambda shape: g.normal(mean, std, shape))
+    """Fill with values drawn from N(mean, std^2) (torch's bits: ``tensor.normal_``)."""
+    if isinstance(generator, np.random.Generator):
+        return _write(tensor, lambda shape: generator.normal(mean, std, shape))
+    return _write(tensor, lambda shape: _random.normal(shape, tensor.dtype.np, mean, std,
+                                                       generator))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

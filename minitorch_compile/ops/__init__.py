@@ -35,10 +35,11 @@ from . import (  # noqa: F401
     normalization,
     padding,
     pointwise,
-    pointwise_math,  # floor, ceil, round, trunc, frac, tan, asin, ..., exp2, log10, erfc
+    pointwise_math,  # tan, asin, acos, atan, sinh, ..., exp2, log10, erfc, square, sgn
     pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
     pooling,
     reductions,
+    rounding,  # floor, ceil, trunc, round (decimals), frac
     scan,  # cumsum, cumprod, prod
     sorting,  # sort, argsort, topk, kthvalue, median
     special,  # erfinv, lgamma, digamma, polygamma

@@ -105,13 +105,32 @@ def _linspace_meta(start, end, steps, dtype=None, device=None):
 
 def _linspace_kernel(start, end, steps, dtype=None, device=None):
     """torch's formula: the first half counts up from ``start``, the second half down from
-    ``end`` (so both ends are exact); integer dtypes truncate toward zero."""
+    ``end`` (so both ends are exact), in torch's arithmetic: float32/float64 in their own
+    dtype with fused multiply-adds, as its vectorized kernel does (emulated in a wider type:
+    the product of two float32s is exact in float64); half rounding after every operation;
+    an integer dtype truncates ``start``/``end`` first and steps in double."""
+    dt = dtype or _dtype.get_default_dtype()
     if steps == 1:
-        return np.full(1, start, dtype=np.float64)
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    i = np.arange(steps, dtype=np.float64)
+        return np.full(1, start, dtype=dt.np if dt.is_floating_point else np.float64)
+    if not dt.is_floating_point:
+        start, end = np.float64(int(start)), np.float64(int(end))
+        step, i = (end - start) / (steps - 1), np.arange(steps, dtype=np.float64)
+        return np.trunc(np.where(i < steps // 2, start + step * i,
+                                 end - step * (steps - 1 - i)))
+    if dt.np == np.float16:
+        h = np.float16
+        start, end = h(start), h(end)
+        step = h(end - start) / h(steps - 1)
+        i = np.arange(steps)
+        up, down = i.astype(h), (steps - 1 - i).astype(h)
+        return np.where(i < steps // 2, start + step * up, end - step * down)
+    ctype = dt.np
+    wide = np.dtype(np.longdouble) if ctype == np.float64 else np.dtype(np.float64)
+    start, end = ctype.type(start), ctype.type(end)
+    step = wide.type((end - start) / ctype.type(steps - 1))
+    start, end, i = wide.type(start), wide.type(end), np.arange(steps, dtype=wide)
     values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
-    return np.trunc(values) if dtype is not None and not dtype.is_floating_point else values
+    return values.astype(ctype)
 
 
 linspace = defop(
@@ -125,7 +144,7 @@ def _random_op(name, sample):
         f"{name}(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         RANDOM,
         kernel=lambda size, dtype=None, device=None: sample(
-            _random.generator(), _size(size), (dtype or _dtype.get_default_dtype()).np),
+            None, _size(size), (dtype or _dtype.get_default_dtype()).np),
         meta=lambda size, dtype=None, device=None: _random_meta(name, size, dtype),
         differentiable=False)
 
@@ -138,15 +157,11 @@ def _random_meta(name, size, dtype):
 
 
 def _normal(gen, size, npd):
-    if npd == np.float16:
-        return gen.standard_normal(size, dtype=np.float32).astype(np.float16)
-    return gen.standard_normal(size, dtype=npd)
+    return _random.normal(size, npd, gen=gen)
 
 
 def _uniform(gen, size, npd):
-    if npd == np.float16:
-        return gen.random(size, dtype=np.float32).astype(np.float16)
-    return gen.random(size, dtype=npd)
+    return _random.uniform(size, npd, gen=gen)
 
 
 randn = _random_op("randn", _normal)
@@ -192,8 +207,8 @@ def _randint_meta(low, high, size, dtype=None, device=None):
 randint = defop(
     "randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=None, "
     "Device? device=None) -> Tensor", RANDOM,
-    kernel=lambda low, high, size, dtype=None, device=None: _random.generator().integers(
-        low, high, _size(size), dtype=np.int64),
+    kernel=lambda low, high, size, dtype=None, device=None: _random.random_from_to(
+        _size(size), low, high),
     meta=_randint_meta, differentiable=False,
     notes="uniform integers in [low, high); randint(high, size) is the API's low=0 form")
 
@@ -206,5 +221,5 @@ def _randperm_meta(n, dtype=None, device=None):
 
 randperm = defop(
     "randperm(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> Tensor", RANDOM,
-    kernel=lambda n, dtype=None, device=None: _random.generator().permutation(n),
+    kernel=lambda n, dtype=None, device=None: _random.randperm(n),
     meta=_randperm_meta, differentiable=False)

@@ -1,13 +1,14 @@
 """Sampling ops: ``bernoulli``, ``normal``, ``multinomial``.
 
-Mirrors ``aten/src/ATen/native/Distributions.cpp``.  Like ``dropout``, ``bernoulli`` and
-``normal`` are composites over the table's random primitives, so they trace, differentiate and
-compile with no rules of their own:
+Mirrors ``aten/src/ATen/native/Distributions.cpp``.  The samplers are ``RANDOM`` primitives
+drawing torch's bits from ``_random.py`` (``manual_seed(0)`` gives torch's numbers):
 
-* ``bernoulli(p)`` = ``rand_like(p) < p`` as ``p``'s dtype (``bernoulli.p``: one probability
-  for every element);
-* ``normal(mean, std)`` = ``mean + std * randn(broadcast shape)`` — differentiable in both, as
-  torch's is (``d/dstd = (result - mean) / std``, here the noise itself).
+* ``bernoulli(p)``: 1 where a float32 uniform lies below ``p`` (``bernoulli.p``: one
+  probability for every element, a float64 uniform — torch's ``bernoulli_(float)``);
+* ``uniform``/``normal_functional``: torch's functional ``uniform_``/``normal_`` (``self`` gives
+  the shape and dtype); ``normal.float_float`` is ``normal_`` of a new tensor;
+* ``normal(mean, std)`` = ``randn(broadcast shape) * std + mean``, a composite —
+  differentiable in both, as torch's is (``d/dstd = (result - mean) / std``, the noise itself).
 
 ``multinomial`` is a primitive (``RANDOM``, not differentiable).  Each row of ``self`` holds
 non-negative weights; the kernel is vectorized over rows:
@@ -18,7 +19,8 @@ non-negative weights; the kernel is vectorized over rows:
 * without: the Gumbel-top-k trick — ``argsort(log w + Gumbel noise)`` descending, first ``k``
   — which draws ``k`` distinct categories with exactly the sequential-draw probabilities.
 
-Streams are numpy's (``_random.py``), not torch's: same seed, different numbers.
+``multinomial`` draws from a numpy generator seeded by the generator (reproducible under
+``manual_seed``, not torch's stream).
 """
 
 from __future__ import annotations
@@ -35,24 +37,41 @@ def _check_probability(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
 
 
-def _bernoulli(self):
-    if not self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
-                                  f"'{_dtype.scalar_type_name(self.dtype)}'")
-    return (F.rand_like(self) < self.detach()).to(self.dtype)
+def _same_meta(name: str, floating: bool = True):
+    """The sample has ``self``'s shape and dtype (``floating``: float dtypes only)."""
+    def meta(self, *args, **kwargs):
+        if floating and not self.dtype.is_floating_point:
+            raise MetaError(f"\"{name}\" not implemented for "
+                            f"'{_dtype.scalar_type_name(self.dtype)}'")
+        return TensorMeta(tuple(self.shape), self.dtype)
+    return meta
 
 
-def _bernoulli_p(self, p=0.5):
+def _bernoulli_p_meta(self, p=0.5, generator=None):
     _check_probability(p)
-    dtype = self.dtype if self.dtype.is_floating_point else _dtype.float32
-    return (F.rand_like(self, dtype=dtype) < p).to(self.dtype)
+    return TensorMeta(tuple(self.shape), self.dtype)
 
 
-bernoulli = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", COMPOSITE,
-                  decomposition=lambda self, generator=None: _bernoulli(self))
-bernoulli_p = defop("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-                    COMPOSITE, decomposition=lambda self, p, generator=None:
-                    _bernoulli_p(self, p))
+bernoulli = defop(
+    "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", RANDOM,
+    kernel=lambda p, generator=None: _random.bernoulli_tensor(p, generator).astype(p.dtype),
+    meta=_same_meta("bernoulli_tensor_cpu_p_"), differentiable=False,
+    notes="each element 1 with probability self: a float32 uniform below it, torch's bits")
+bernoulli_p = defop(
+    "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", RANDOM,
+    kernel=lambda a, p, generator=None: _random.bernoulli_scalar(a.shape, p, generator)
+    .astype(a.dtype), meta=_bernoulli_p_meta, differentiable=False,
+    notes="self is only the shape and dtype: a float64 uniform below p (torch's bernoulli_)")
+uniform = defop(
+    "uniform(Tensor self, float low=0, float high=1, *, Generator? generator=None) -> Tensor",
+    RANDOM, kernel=lambda a, lo=0.0, hi=1.0, generator=None: _random.uniform(
+        a.shape, a.dtype, lo, hi, generator), meta=_same_meta("uniform_kernel_cpu"),
+    differentiable=False, notes="torch's functional uniform_: self gives the shape and dtype")
+normal_functional = defop(
+    "normal_functional(Tensor self, float mean=0, float std=1, *, Generator? generator=None) "
+    "-> Tensor", RANDOM, kernel=lambda a, mean=0.0, std=1.0, generator=None: _random.normal(
+        a.shape, a.dtype, mean, std, generator), meta=_same_meta("normal_kernel_cpu"),
+    differentiable=False, notes="torch's functional normal_: self gives the shape and dtype")
 
 
 def _normal(mean, std, generator=None):
@@ -60,23 +79,27 @@ def _normal(mean, std, generator=None):
         raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
                                   f"'{_dtype.scalar_type_name(mean.dtype)}'")
     shape = F.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
-    return mean + std * F.randn(tuple(shape), dtype=mean.dtype, device=mean.device)
+    noise = F.ops.aten.normal_functional(F.empty(tuple(shape), dtype=mean.dtype,
+                                                 device=mean.device), 0.0, 1.0)
+    return noise * std + mean  # torch: output.normal_(0, 1).mul_(std).add_(mean)
 
 
 normal = defop("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> "
                "Tensor", COMPOSITE, decomposition=_normal)
 
 
-def _normal_float(mean, std, size, generator=None, dtype=None, device=None):
+def _normal_float_meta(mean, std, size, generator=None, dtype=None, device=None):
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return F.randn(tuple(size), dtype=dtype, device=device) * std + mean
+        raise MetaError(f"normal expects std >= 0.0, but found std {std}")
+    return TensorMeta(tuple(size), dtype or _dtype.get_default_dtype())
 
 
 normal_float = defop(
     "normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, "
-    "ScalarType? dtype=None, Device? device=None) -> Tensor", COMPOSITE,
-    decomposition=_normal_float)
+    "ScalarType? dtype=None, Device? device=None) -> Tensor", RANDOM,
+    kernel=lambda mean, std, size, generator=None, dtype=None, device=None: _random.normal(
+        tuple(size), (dtype or _dtype.get_default_dtype()).np, mean, std, generator),
+    meta=_normal_float_meta, differentiable=False)
 
 # ---------------------------------------------------------------- multinomial
 
@@ -102,7 +125,7 @@ def _multinomial_kernel(w, num_samples, replacement=False, generator=None):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if np.any(rows.sum(-1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = _random.generator()
+    rng = _random.numpy_generator(generator)
     if replacement:
         cdf = np.cumsum(rows, -1)
         cdf /= cdf[:, -1:]

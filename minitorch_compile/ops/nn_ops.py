@@ -319,8 +319,10 @@ def _dropout(input, p=0.5, train=True):  # noqa: A002
         return input
     if p == 1:
         return input * F.zeros_like(input)
-    keep = F.rand_like(input) >= p
-    return input * keep / (1 - p)
+    # torch's draw and order: noise = bernoulli_(1 - p) (a float64 uniform below 1 - p),
+    # noise / (1 - p), then input * noise; the draw is kept as a bool mask (what AOT saves)
+    keep = F.ops.aten.bernoulli.p(F.empty_like(input, dtype=_dtype.bool_), 1 - p)
+    return input * (keep.to(input.dtype) / (1 - p))
 
 
 dropout = defop("dropout(Tensor input, float p, bool train) -> Tensor", COMPOSITE,

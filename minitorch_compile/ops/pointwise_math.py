@@ -1,13 +1,10 @@
-"""The rest of torch's unary math: rounding (``floor``, ``ceil``, ``round``, ``trunc``,
-``frac``), the other trigonometric and hyperbolic functions (``tan``, ``asin``, ``acos``,
-``atan``, ``sinh``, ``cosh``, ``asinh``, ``acosh``, ``atanh``), ``exp2``, ``log10``, ``erfc``
-— and ``square``/``sgn``, composites torch records as ``pow``/``sign``.
+"""The rest of torch's unary math: the other trigonometric and hyperbolic functions (``tan``,
+``asin``, ``acos``, ``atan``, ``sinh``, ``cosh``, ``asinh``, ``acosh``, ``atanh``), ``exp2``,
+``log10``, ``erfc`` — and ``square``/``sgn``, composites torch records as ``pow``/``sign``
+(the rounding ops are ``ops/rounding.py``).
 
 Mirrors ``aten/src/ATen/native/UnaryOps.cpp`` and the formulas of ``derivatives.yaml``::
 
-    floor, ceil, round, trunc   d/dx = 0            (integer inputs: a copy, same dtype;
-                                                     bool: torch's "not implemented")
-    frac                        d/dx = 1            (floating inputs only)
     tan                         1 + tan(x)^2         asin   1 / sqrt(1 - x^2)
     acos                        -1 / sqrt(1 - x^2)   atan   1 / (1 + x^2)
     sinh                        cosh(x)              cosh   sinh(x)
@@ -17,7 +14,7 @@ Mirrors ``aten/src/ATen/native/UnaryOps.cpp`` and the formulas of ``derivatives.
 
 They are ``POINTWISE`` rows with numpy ufunc kernels, so Inductor lowers each to one
 ``ops.<ufunc>`` call with no extra work.  Invariant: integer inputs of the float functions
-compute in the default float dtype (``INT_TO_FLOAT``); the rounding ones keep the dtype.
+compute in the default float dtype (``INT_TO_FLOAT``).
 """
 
 from __future__ import annotations
@@ -28,51 +25,16 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
-from .table import COMPOSITE, DEFAULT, INT_TO_FLOAT, POINTWISE, TensorMeta, defop
+from .table import COMPOSITE, INT_TO_FLOAT, POINTWISE, defop
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def _unary(name, kernel, derivative, promotion=INT_TO_FLOAT, meta=None):
-    return defop(f"{name}(Tensor self) -> Tensor", POINTWISE, kernel=kernel, meta=meta,
+def _unary(name, kernel, derivative, promotion=INT_TO_FLOAT):
+    return defop(f"{name}(Tensor self) -> Tensor", POINTWISE, kernel=kernel,
                  promotion=promotion, derivatives={"self": derivative}, inplace=True)
 
-
-def _refusing(cpu_name: str, refused):
-    """A meta rule keeping the dtype, raising torch's message for the dtypes in ``refused``."""
-    def meta(self):
-        if refused(self.dtype):
-            raise NotImplementedError(f'"{cpu_name}" not implemented for '
-                                      f"'{_dtype.scalar_type_name(self.dtype)}'")
-        return TensorMeta(tuple(self.shape), self.dtype)
-    return meta
-
-
-def _is_bool(d):
-    return d is _dtype.bool_
-
-
-def _rounding_kernel(fn):
-    return lambda a: fn(a) if a.dtype.kind == "f" else a.copy()
-
-
-def _zero(grad):
-    return F.zeros_like(grad)
-
-
-# ---------------------------------------------------------------- rounding
-
-floor = _unary("floor", _rounding_kernel(np.floor), _zero, DEFAULT,
-               _refusing("floor_vml_cpu", _is_bool))
-ceil = _unary("ceil", _rounding_kernel(np.ceil), _zero, DEFAULT,
-              _refusing("ceil_vml_cpu", _is_bool))
-round = _unary("round", _rounding_kernel(np.round), _zero, DEFAULT,  # noqa: A001 - half to even
-               _refusing("round_vml_cpu", _is_bool))
-trunc = _unary("trunc", _rounding_kernel(np.trunc), _zero, DEFAULT,
-               _refusing("trunc_vml_cpu", _is_bool))
-frac = _unary("frac", lambda a: a - np.trunc(a), lambda grad: grad, DEFAULT,
-              _refusing("frac_cpu", lambda d: not d.is_floating_point))
 
 # ---------------------------------------------------------------- trigonometric, hyperbolic
 

@@ -317,6 +317,8 @@ def _select_meta(self, dim, index):
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(self.shape)} at dimension {d}")
+    if index < 0:  # torch's meta wraps a negative index: a symbolic one is guarded on its sign
+        index = index + n
     return TensorMeta(tuple(s for i, s in enumerate(self.shape) if i != d), self.dtype)
 
 

@@ -33,8 +33,7 @@ from __future__ import annotations
 
 from .. import _api
 from .._tensor import Tensor
-from ..autograd import no_grad
-from .optimizer import Optimizer, implementation_switches
+from .optimizer import Optimizer, _use_grad_for_differentiable, implementation_switches
 
 
 class Adam(Optimizer):
@@ -81,20 +80,20 @@ class Adam(Optimizer):
             state_steps.append(state["step"])
         return False  # has_complex
 
+    @_use_grad_for_differentiable
     def step(self, closure=None):
         loss = self._evaluate_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = \
-                    [], [], [], [], [], []
-                self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
-                                 steps)
-                beta1, beta2 = group["betas"]
-                adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
-                     steps, amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
-                     lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
-                     maximize=group["maximize"], capturable=group["capturable"],
-                     decoupled_weight_decay=group.get("decoupled_weight_decay", False))
+        for group in self.param_groups:
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = \
+                [], [], [], [], [], []
+            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                             steps)
+            beta1, beta2 = group["betas"]
+            adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                 steps, amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
+                 lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
+                 maximize=group["maximize"], capturable=group["capturable"],
+                 decoupled_weight_decay=group.get("decoupled_weight_decay", False))
         return loss
 
 

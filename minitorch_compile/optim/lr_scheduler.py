@@ -14,14 +14,19 @@ current rate (so two schedulers on one optimizer compose), e.g. ``ExponentialLR`
 and keeps the *closed form* (``lr_t = base_lr * gamma ** t``) for ``step(epoch)``.  Both are
 written below with torch's formulas, so the rates agree with torch's to the last bit.
 
-Deviation: torch wraps ``optimizer.step`` to warn when ``scheduler.step()`` comes first; here
-the optimizer is left untouched (the compiler traces ``optimizer.step`` as is).
+As torch does, the constructor wraps ``optimizer.step`` (an instance attribute: a function that
+marks ``optimizer._opt_called`` and calls the real step), so ``scheduler.step()`` can warn when
+it is called before the optimizer's first step.  The compiler never traces this file (torch's
+``FORCE_SKIP_FILES``, ``dynamo/trace_rules.py``): ``optimizer.step()`` through the wrapper and
+``scheduler.step()`` are graph breaks that run eagerly, the real step compiled as its own frame.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 from typing import Any, Callable
@@ -36,6 +41,25 @@ def _set_lr(group: dict, lr) -> None:
         group["lr"].fill_(lr)
     else:
         group["lr"] = lr
+
+
+def _patch_track_step_called(opt: Optimizer) -> None:
+    """Replace ``opt.step`` by a wrapper that records ``opt._opt_called`` (once per optimizer;
+    the wrapper holds the optimizer weakly, as torch's)."""
+    if hasattr(opt.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = weakref.ref(opt)
+    func = opt.step.__func__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        step = func.__get__(opt, opt.__class__)  # (a plain local: the compiler's hook sees
+        return step(*args, **kwargs)             # the call and compiles the step's frame)
+
+    wrapper._wrapped_by_lr_sched = True
+    opt.step = wrapper
 
 
 def _current_lrs(optimizer: Optimizer) -> list:
@@ -62,6 +86,7 @@ class LRScheduler:
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._get_lr_called_within_step = False
+        _patch_track_step_called(optimizer)
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -85,6 +110,17 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch: int | None = None) -> None:
+        if self._step_count == 1:  # (torch's warnings about the order of the two steps)
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn("Seems like `optimizer.step()` has been overridden after learning "
+                              "rate scheduler initialization. Please, make sure to call "
+                              "`optimizer.step()` before `lr_scheduler.step()`.", UserWarning,
+                              stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                              "In PyTorch 1.1.0 and later, you should call them in the opposite "
+                              "order: `optimizer.step()` before `lr_scheduler.step()`.",
+                              UserWarning, stacklevel=2)
         self._step_count += 1
         self._update_lr(epoch)
 

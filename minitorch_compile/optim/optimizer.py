@@ -25,6 +25,7 @@ optimizers loaded from one in-memory dict would share momentum buffers).
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections import defaultdict
 from itertools import chain
@@ -159,6 +160,31 @@ class Optimizer:
                 if key != "params":
                     s += f"    {key}: {group[key]}\n"
         return s + ")"
+
+
+def _use_grad_for_differentiable(func: Callable) -> Callable:
+    """``step`` runs with grad mode set to the group's ``differentiable`` (off: the update is
+    not recorded), as torch's decorator of the same name — including its two
+    ``graph_break()`` calls: compiled, the wrapper's frame is skipped (a break inside ``try``)
+    and the step it calls is compiled as a frame of its own, already under no_grad, so its
+    graph holds only the update (no grad-mode switches)."""
+
+    def _use_grad(self, *args, **kwargs):
+        from ..autograd import is_grad_enabled, set_grad_enabled
+        from ..dynamo.decorators import graph_break
+
+        prev_grad = is_grad_enabled()
+        try:
+            set_grad_enabled(self.defaults.get("differentiable", False))
+            graph_break()
+            ret = func(self, *args, **kwargs)
+        finally:
+            graph_break()
+            set_grad_enabled(prev_grad)
+        return ret
+
+    functools.update_wrapper(_use_grad, func)
+    return _use_grad
 
 
 def implementation_switches(foreach, fused, differentiable: bool) -> dict[str, Any]:

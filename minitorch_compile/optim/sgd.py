@@ -20,8 +20,7 @@ state.
 from __future__ import annotations
 
 from .._tensor import Tensor
-from ..autograd import no_grad
-from .optimizer import Optimizer, implementation_switches
+from .optimizer import Optimizer, _use_grad_for_differentiable, implementation_switches
 
 
 class SGD(Optimizer):
@@ -54,20 +53,20 @@ class SGD(Optimizer):
                     momentum_buffer_list.append(self.state[p].get("momentum_buffer"))
         return False  # has_sparse_grad
 
+    @_use_grad_for_differentiable
     def step(self, closure=None):
         loss = self._evaluate_closure(closure)
-        with no_grad():
-            for group in self.param_groups:
-                params, grads, momentum_buffer_list = [], [], []
-                self._init_group(group, params, grads, momentum_buffer_list)
-                sgd(params, grads, momentum_buffer_list,
-                    lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
-                    weight_decay=group["weight_decay"], nesterov=group["nesterov"],
-                    maximize=group["maximize"])
-                if group["momentum"] != 0:  # buffers made on the first step are kept
-                    for p, momentum_buffer in zip(params, momentum_buffer_list):
-                        state = self.state[p]
-                        state["momentum_buffer"] = momentum_buffer
+        for group in self.param_groups:
+            params, grads, momentum_buffer_list = [], [], []
+            self._init_group(group, params, grads, momentum_buffer_list)
+            sgd(params, grads, momentum_buffer_list,
+                lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
+                weight_decay=group["weight_decay"], nesterov=group["nesterov"],
+                maximize=group["maximize"])
+            if group["momentum"] != 0:  # buffers made on the first step are kept
+                for p, momentum_buffer in zip(params, momentum_buffer_list):
+                    state = self.state[p]
+                    state["momentum_buffer"] = momentum_buffer
         return loss
 
 

@@ -18,6 +18,9 @@ Python function                   UserFunctionVariable     ID_MATCH (a nested on
                                                            ``__code__``, as torch's CLOSURE_MATCH)
 ``mtc.compile``d function         its ``.fn``, inlined     ID_MATCH (wrapper and ``.fn``)
 mtc function / op / module        TorchVariable            ID_MATCH
+numpy function / ufunc / type     NumpyVariable            ID_MATCH
+ndarray / numpy scalar            NumpyNdarrayVariable     TYPE_MATCH + TENSOR_MATCH on
+                                  (input)                  ``from_numpy(a)``
 ``Fn.apply`` (autograd Function)  TorchVariable            ID_MATCH on ``__func__``, ``__self__``
 builtin / operator / math fn      BuiltinVariable          (name not shadowed in globals)
 Python module                     PythonModuleVariable     ID_MATCH
@@ -37,6 +40,8 @@ import math
 import operator
 import types
 
+import numpy as np
+
 from ..._tensor import Tensor
 from ..exc import unimplemented
 from ..guards import _is_literal
@@ -55,6 +60,7 @@ from .functions import UserFunctionVariable, UserMethodVariable
 from .lists import ListVariable, NamedTupleVariable, RangeVariable, TupleVariable
 from .misc import CFunctionVariable, PythonModuleVariable
 from .nn_module import NNModuleVariable
+from .numpy import NumpyVariable, is_numpy_object, wrap_numpy_input
 from .torch import TorchVariable, is_mtc_object
 from .user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
 
@@ -114,6 +120,11 @@ class VariableBuilder:
                 unimplemented("a tensor reached through a value without a source (e.g. a "
                               "default argument of a nested function) cannot be a graph input")
             return self.tx.output.add_graph_input(self.tx, src, value)
+        if (isinstance(value, np.ndarray) or (isinstance(value, np.generic) and not
+                                              is_constant_value(value))) and _trace_numpy():
+            if src is None:  # an ndarray / numpy scalar: a graph input (variables/numpy.py)
+                unimplemented("an ndarray without a source cannot be a graph input")
+            return wrap_numpy_input(self.tx, src, value)
         # ints read from globals and closures stay specialized (torch: "integers from global
         # variables want to be specialized"), and so do ints read through a module (torch's
         # allow_unspec_int_on_nn_module=False); arguments become dynamic on a second value
@@ -164,7 +175,8 @@ class VariableBuilder:
             self._guard("SET_CONTENTS", value=value)
             return SetVariable(value, type(value) is frozenset, source=src)
         if type(value) is dict:
-            if not all(is_constant_value(k) and _is_literal(k) for k in value):
+            if not all((is_constant_value(k) and _is_literal(k)) or _is_size_key(k)
+                       for k in value):
                 # sources name items by key (L['d']['x']): the key's repr must evaluate back
                 unimplemented("dict with keys that are not literals (tensors, dtypes, ...)")
             self._guard("TYPE_MATCH", value=value)
@@ -207,6 +219,9 @@ class VariableBuilder:
         if is_mtc_object(value):
             self._guard("ID_MATCH", value=value)
             return TorchVariable(value, src)
+        if is_numpy_object(value):  # np.sin, np.mean, np.ones, np.float32: traced on arrays
+            self._guard("ID_MATCH", value=value)  # by the table, never inlined
+            return NumpyVariable(value, src)
         if isinstance(value, types.FunctionType):
             if isinstance(src, LocalSource) and "<locals>" in value.__qualname__ and self.guard:
                 # torch's CLOSURE_MATCH: a nested function is made anew on every call of its
@@ -264,6 +279,20 @@ class VariableBuilder:
         src = self.source
         return [self._child(GetItemSource(src, i) if src is not None else None, v)
                 for i, v in enumerate(seq)]
+
+
+def _is_size_key(key) -> bool:
+    """A ``Size`` key (``cache[x.shape]``): named in sources as the equal, equally hashed
+    tuple ``L['d'][(2, 3)]``; DICT_KEYS compares the keys themselves."""
+    from ..._size import Size
+
+    return type(key) is Size and all(type(s) is int for s in key)
+
+
+def _trace_numpy() -> bool:
+    from .. import config
+
+    return config.trace_numpy
 
 
 def _below_a_module(tx, src) -> bool:

@@ -25,7 +25,7 @@ from ..symbolic_scalars import MATH_FNS, is_sym_scalar
 from .base import VariableTracker
 from .builtin_iterables import IterableBuiltinsMixin
 from .constant import ConstantVariable, is_constant_value
-from .dicts import ConstDictVariable
+from .dicts import ConstDictVariable, MappingProxyVariable
 from .lists import (
     BaseListVariable,
     ListVariable,
@@ -34,6 +34,7 @@ from .lists import (
     SliceVariable,
     TupleVariable,
 )
+from .numpy import NumpyNdarrayVariable, numpy_builtin
 from .sets import INPLACE_METHODS, SetVariable
 from .tensor import SymNodeVariable, TensorVariable, same_tensor_after_inplace
 
@@ -89,6 +90,10 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         if getattr(fn, "__name__", "") in INPLACE_METHODS and len(args) == 2 and \
                 isinstance(args[0], SetVariable) and not args[0].frozen:
             return args[0].inplace(tx, fn.__name__, args[1])  # s |= t mutates s
+        if any(isinstance(a, NumpyNdarrayVariable) for a in (*args, *kwargs.values())):
+            out = numpy_builtin(tx, fn, args, kwargs)  # numpy's operators (variables/numpy.py)
+            if out is not None:
+                return out
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None:
             result = handler(tx, *args, **kwargs)
@@ -250,7 +255,9 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
     def _call_type(self, tx, obj):
         from .user_defined import UserDefinedClassVariable
 
-        return UserDefinedClassVariable(obj.python_type())
+        cls = UserDefinedClassVariable(obj.python_type())
+        cls.instance_source = obj.source  # type(a).__dict__ is read through type(L['a'])
+        return cls
 
     def _call_super(self, tx, *args):
         from .misc import SuperVariable
@@ -277,7 +284,7 @@ class BuiltinVariable(IterableBuiltinsMixin, VariableTracker):
         return obj.call_method(tx, "__getitem__", [index], {})
 
     def _call_contains(self, tx, container, item):
-        if isinstance(container, (BaseListVariable, ConstDictVariable)):
+        if isinstance(container, (BaseListVariable, ConstDictVariable, MappingProxyVariable)):
             return container.call_method(tx, "__contains__", [item], {})
         return None
 

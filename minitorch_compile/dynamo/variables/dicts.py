@@ -7,6 +7,8 @@ mutating an input dict is a side effect, replayed after the graph (``side_effect
 
 from __future__ import annotations
 
+import types
+
 from ..exc import raise_observed, unimplemented
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -225,3 +227,46 @@ class DictFromKeysVariable(VariableTracker):
         if self.cls is collections.defaultdict:
             return DefaultDictVariable(ConstantVariable(None), items)
         return ConstDictVariable(items, dict_cls=self.cls)
+
+
+class MappingProxyVariable(VariableTracker):
+    """``Cls.__dict__``, a read-only ``mappingproxy`` (torch's ``MappingProxyVariable``): its
+    keys are guarded (DICT_KEYS on ``type(L['a']).__dict__``), so ``"x" in type(a).__dict__``
+    and ``len`` are constants; an item is read through its own source."""
+
+    def __init__(self, mapping, source):
+        super().__init__(source)
+        self.mapping = mapping
+
+    @classmethod
+    def of_class(cls, tx, class_vt):
+        from ..source import AttrSource, TypeSource
+
+        base = class_vt.source
+        if base is None and getattr(class_vt, "instance_source", None) is not None:
+            base = TypeSource(class_vt.instance_source)
+        if base is None:
+            unimplemented("Cls.__dict__ of a class reached without a source (not guardable)")
+        src = AttrSource(base, "__dict__")
+        tx.output.guards.add("DICT_KEYS", src, value=class_vt.cls.__dict__)
+        return cls(class_vt.cls.__dict__, src)
+
+    def python_type(self) -> type:
+        return types.MappingProxyType
+
+    def call_method(self, tx, name, args, kwargs):
+        from ..source import GetItemSource
+        from .builder import VariableBuilder
+
+        keys = [a.as_python_constant() for a in args if a.is_python_constant()]
+        if kwargs or len(keys) != len(args):
+            unimplemented(f"mappingproxy.{name} with arguments that are not constants")
+        if name == "__contains__" and len(keys) == 1:
+            return ConstantVariable(keys[0] in self.mapping)
+        if name == "__len__" and not keys:
+            return ConstantVariable(len(self.mapping))
+        if name in ("__getitem__", "get") and keys and keys[0] in self.mapping:
+            return VariableBuilder(tx, GetItemSource(self.source, keys[0]))(
+                self.mapping[keys[0]])
+        unimplemented(f"mappingproxy.{name}() is not traced")
+

@@ -108,8 +108,13 @@ class SuperVariable(VariableTracker):
     def var_getattr(self, tx, name):
         from .builder import VariableBuilder
         from .functions import UserMethodVariable
+        from .user_defined import UserDefinedClassVariable
 
-        mro = self.obj.python_type().__mro__
+        # super(Cls, a_class) — zero-argument super() in a classmethod: the class's own MRO,
+        # functions found there unbound, classmethods bound to that class
+        of_class = isinstance(self.obj, UserDefinedClassVariable)
+        owner = self.obj.cls if of_class else self.obj.python_type()
+        mro = owner.__mro__
         if self.cls not in mro:
             unimplemented(f"super({self.cls.__qualname__}, obj): obj is not an instance")
         for klass in mro[mro.index(self.cls) + 1:]:
@@ -119,14 +124,13 @@ class SuperVariable(VariableTracker):
         else:
             unimplemented(f"super() object has no attribute {name!r}")
         if isinstance(attr, types.FunctionType):
-            return UserMethodVariable(attr, self.obj)
+            return VariableBuilder(tx, None)(attr) if of_class else \
+                UserMethodVariable(attr, self.obj)
         if isinstance(attr, staticmethod):
             return VariableBuilder(tx, None)(attr.__func__)
         if isinstance(attr, classmethod):
-            from .user_defined import UserDefinedClassVariable
-
-            return UserMethodVariable(attr.__func__,
-                                      UserDefinedClassVariable(self.obj.python_type()))
+            return UserMethodVariable(attr.__func__, self.obj if of_class else
+                                      UserDefinedClassVariable(owner))
         unimplemented(f"super().{name} is a {type(attr).__name__}, not a Python method")
 
     def __repr__(self) -> str:

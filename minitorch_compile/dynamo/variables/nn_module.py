@@ -40,6 +40,13 @@ def _sub(source, container: str, key):
     return GetItemSource(AttrSource(source, container), key) if source is not None else None
 
 
+
+def _user_defined(cls: type, name: str) -> bool:
+    """Is ``cls.<name>`` a Python function of the program's (not the library's containers')?"""
+    fn = getattr(cls, name, None)
+    return isinstance(fn, types.FunctionType) and not (
+        fn.__module__ or "").startswith("minitorch_compile")
+
 class NNModuleVariable(VariableTracker):
     def __init__(self, module, source=None):
         super().__init__(source)
@@ -84,13 +91,17 @@ class NNModuleVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         from .builder import VariableBuilder
-        from .functions import UserFunctionVariable, UserMethodVariable
 
         written = tx.output.side_effects.load_attr(self, name)
         if written is not None:  # assigned earlier in this trace
             return written
         m = self.module
         d = m.__dict__
+        # Python's lookup order: the class's attributes and the instance dict come first;
+        # Module.__getattr__ (parameters, buffers, submodules) only when both miss — so a
+        # method of the class shadows a submodule of the same name, as in eager mode
+        if name not in d and inspect.getattr_static(type(m), name, None) is not None:
+            return self._class_attribute(tx, name)
         if name in d.get("_parameters", {}):
             return VariableBuilder(tx, _sub(self.source, "_parameters", name))(
                 d["_parameters"][name])
@@ -106,6 +117,16 @@ class NNModuleVariable(VariableTracker):
         src = AttrSource(self.source, name) if self.source is not None else None
         if name in d:
             return VariableBuilder(tx, src)(d[name])
+        return self._class_attribute(tx, name)
+
+    def _class_attribute(self, tx, name):
+        """``name`` found on the module's class: a property's value, a method bound to the
+        module, a static or class method, a data descriptor's value or a constant."""
+        from .builder import VariableBuilder
+        from .functions import UserFunctionVariable, UserMethodVariable
+
+        m = self.module
+        src = AttrSource(self.source, name) if self.source is not None else None
         # the class attribute as stored (getattr would turn a staticmethod into a function)
         cls_attr = inspect.getattr_static(type(m), name, None)
         if isinstance(cls_attr, property):
@@ -120,6 +141,11 @@ class NNModuleVariable(VariableTracker):
             from .user_defined import UserDefinedClassVariable
 
             return UserMethodVariable(cls_attr.__func__, UserDefinedClassVariable(type(m)))
+        if name == "__class__" or (cls_attr is not None and hasattr(type(cls_attr), "__get__")
+                                   and not callable(cls_attr)):
+            # a data descriptor (``__class__``, a slot): its value, not the descriptor — the
+            # descriptor's own ``__name__`` would be the attribute's name
+            return VariableBuilder(tx, src)(getattr(m, name))
         if cls_attr is not None and not callable(cls_attr):
             return VariableBuilder(tx, src)(cls_attr)
         unimplemented(f"attribute {name!r} of module {type(m).__name__} is not supported")
@@ -162,6 +188,9 @@ class NNModuleVariable(VariableTracker):
             if isinstance(index, slice):
                 unimplemented("slicing a ParameterList inside compiled code")
             return items[index]
+        if name in ("__getitem__", "__len__") and _user_defined(type(m), name):
+            # a module class of the program's own with `self[i]` / `len(self)`: its method
+            return self.var_getattr(tx, name).call_function(tx, args, kwargs)
         if name in ("__getitem__", "__len__", "children", "values", "keys", "items",
                     "named_children"):
             self._guard_children(tx)

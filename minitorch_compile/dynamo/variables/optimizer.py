@@ -1,18 +1,22 @@
 """Optimizers inside compiled code (``torch/_dynamo/variables/optimizer.py``).
 
 ``opt.step()`` is ordinary Python: a loop over ``param_groups`` that reads every parameter's
-``.grad`` and updates parameters and state *in place* under ``no_grad``.  The tracer inlines it
-like any user method, so the update lands in the graph (``add_`` on the parameter inputs); what
-needs help is the optimizer's bookkeeping, which torch's ``OptimizerVariable`` handles and so
-does this one:
+``.grad`` and updates parameters and state *in place*.  The tracer inlines it like any user
+method.  The library's steps are wrapped by ``_use_grad`` (``optim/optimizer.py``), whose
+``graph_break()`` calls sit inside ``try``, as torch's: the caller breaks at ``opt.step()``,
+the wrapper's own frame is skipped and the step it calls is compiled as a frame of its own,
+already under no_grad — so the update lands in a graph of its own (``add_`` on the parameter
+inputs).  A user optimizer's undecorated ``step`` is simply inlined.  What needs help is the
+optimizer's bookkeeping, which torch's ``OptimizerVariable`` handles and so does this one:
 
-* ``_init_group(group, params, grads, ...)`` — gathering the params that have a grad and
-  creating their state on the first step (Adam's zeros) — is **run eagerly**, on the real
-  optimizer, while tracing, as torch does.  The lists it filled are then mapped back to
-  trackers by identity: a parameter to its ``param_groups[g]['params'][i]`` source, a grad to
-  ``<param>.grad``, a state tensor to ``<opt>.state[<param>][key]``.  So state made on the first
-  step is already there when the graph is traced: it becomes graph inputs, and the first call
-  compiles once (not once more when the state appears).
+* ``_init_group(group, params, grads, ...)`` of the library's optimizers — gathering the
+  params that have a grad and creating their state on the first step (Adam's zeros) — is
+  **run eagerly**, on the real optimizer, while tracing, as torch does.  The lists it filled
+  are then mapped back to trackers by identity: a parameter to its
+  ``param_groups[g]['params'][i]`` source, a grad to ``<param>.grad``, a state tensor to
+  ``<opt>.state[<param>][key]``.  So state made on the first step is already there when the
+  graph is traced: it becomes graph inputs, and the first call compiles once (not once more
+  when the state appears).
 * Guards: each parameter's ``.grad`` (``None``, or ``TENSOR_MATCH``) and the keys of each
   parameter's state dict (``DICT_KEYS``) — a step taken after a new grad appears, or after
   SGD's momentum buffer was stored, recompiles (torch's guards on ``state``/``grad`` likewise).
@@ -37,7 +41,6 @@ from ..source import AttrSource, GetItemSource, Source
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .dicts import ConstDictVariable
-from .functions import UserMethodVariable
 from .lists import ListVariable
 from .user_defined import UserDefinedObjectVariable
 
@@ -66,6 +69,13 @@ class ParamStateSource(Source):
 
     def __hash__(self) -> int:
         return hash(self.name())
+
+
+def _library_function(method) -> bool:
+    """A bound method whose function is the library's (``mtc.optim``), not a subclass's."""
+    fn = getattr(method, "__func__", None)
+    return fn is not None and (getattr(fn, "__module__", "") or "").startswith(
+        "minitorch_compile.optim")
 
 
 def real_value(tx, vt):
@@ -122,13 +132,8 @@ class OptimizerVariable(UserDefinedObjectVariable):
         if name == "zero_grad":
             unimplemented(f"{type(self.value).__name__}.zero_grad() runs eagerly, at a graph "
                           "break (torch marks Optimizer.zero_grad @torch._disable_dynamo)")
-        if name == "step":
-            vt = super().var_getattr(tx, name)
-            if isinstance(vt, UserMethodVariable):
-                return OptimizerStepVariable(vt.fn, vt.obj, vt.source)
-            return vt
-        if name == "_init_group" and hasattr(self.value, "_init_group"):
-            return InitGroupVariable(self)
+        if name == "_init_group" and _library_function(getattr(self.value, name, None)):
+            return InitGroupVariable(self)  # (a user optimizer's own _init_group is inlined)
         if name == "state" and tx.output.side_effects.load_attr(self, name) is None:
             return OptimizerStateVariable(self)
         vt = super().var_getattr(tx, name)
@@ -146,22 +151,6 @@ class OptimizerVariable(UserDefinedObjectVariable):
 
     def __repr__(self) -> str:
         return f"OptimizerVariable({type(self.value).__name__})"
-
-
-class OptimizerStepVariable(UserMethodVariable):
-    """``opt.step`` called from traced code.  torch's ``Optimizer.step`` runs inside
-    ``_use_grad``, which calls ``graph_break()`` before and after it: the caller breaks at the
-    call, and the step — called through the JIT at the break — is compiled as a frame (and a
-    graph) of its own.  The same here: calling it is a break *inside* the callee, so the caller
-    breaks at the call and wraps the bound method in the JIT."""
-
-    def call_function(self, tx, args, kwargs):
-        from ..exc import Unsupported
-
-        e = Unsupported(f"{type(self.obj.value).__name__}.step() is compiled as a frame of its "
-                        "own (torch graph-breaks around the step: Optimizer._use_grad)")
-        e.inlined = True
-        raise e
 
 
 class OptimizerStateVariable(VariableTracker):

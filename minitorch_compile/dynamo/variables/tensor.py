@@ -30,8 +30,8 @@ from .lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 _CONST_ATTRS = {"dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_npu",
                 "is_cpu", "is_meta", "layout"}
 _CONST_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
-                  "is_floating_point", "element_size", "__len__"}
-_DATA_DEPENDENT = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
+                  "is_floating_point", "is_complex", "element_size", "__len__"}
+_DATA_DEPENDENT = {"item", "tolist", "__bool__", "__int__", "__float__", "__index__",
                    "data_ptr", "__array__"}
 _AUTOGRAD_STATE = {"backward", "register_hook", "retain_grad", "grad", "grad_fn", "_version",
                    "_base", "data", "requires_grad_"}
@@ -120,6 +120,10 @@ class TensorVariable(VariableTracker):
             if isinstance(value, tuple):
                 return TupleVariable([ConstantVariable(s) for s in value])
             return ConstantVariable(value)
+        if name == "numpy":  # an ndarray backed by the tensor (variables/numpy.py)
+            from .numpy import tensor_to_numpy
+
+            return tensor_to_numpy(tx, self, args, kwargs)
         if name == "item" and not args and not kwargs:
             captured = capture_item(tx, self)
             if captured is not None:

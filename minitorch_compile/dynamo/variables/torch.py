@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import types
 
+from ..decorators import graph_break
 from ..exc import unimplemented
 from ..source import AttrSource
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .numpy import has_ndarray
 
 
 def _names(*fns) -> set:
@@ -102,6 +104,12 @@ class TorchVariable(VariableTracker):
             return ctx
         if fn is mtc.is_grad_enabled:
             return ConstantVariable(tx.output.grad_enabled)
+        if fn is graph_break:
+            unimplemented("Call to `mtc._dynamo.graph_break()`: a user-inserted graph break")
+        if any(has_ndarray(a) for a in (*args, *kwargs.values())):
+            from .numpy import from_numpy_call
+
+            return from_numpy_call(tx, fn, args, kwargs)  # variables/numpy.py
         folded, unsupported = _tables()
         if fn in unsupported:
             unimplemented(f"mtc.{unsupported[fn]} cannot be captured into a graph")

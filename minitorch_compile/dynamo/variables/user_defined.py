@@ -38,6 +38,10 @@ class UserDefinedClassVariable(VariableTracker):
         from .builder import VariableBuilder
 
         src = AttrSource(self.source, name) if self.source is not None else None
+        if name == "__dict__":
+            from .dicts import MappingProxyVariable
+
+            return MappingProxyVariable.of_class(tx, self)
         if name == "fromkeys" and self.cls in (collections.OrderedDict, collections.defaultdict):
             from .dicts import DictFromKeysVariable
 
@@ -139,7 +143,8 @@ def _new_collection(tx, cls, args, kwargs):
 # mtc's modules without parameters or buffers, made by the program inside compiled code
 _STATELESS_MODULE_FILES = {"minitorch_compile.nn.modules.activation",
                            "minitorch_compile.nn.modules.flatten",
-                           "minitorch_compile.nn.modules.dropout"}
+                           "minitorch_compile.nn.modules.dropout",
+                           "minitorch_compile.nn.modules.loss"}  # nn.CrossEntropyLoss()(y, t)
 
 
 def _new_stateless_module(cls, args, kwargs):
@@ -155,7 +160,8 @@ def _new_stateless_module(cls, args, kwargs):
                      **{k: v.as_python_constant() for k, v in kwargs.items()})
     except Exception as e:  # the user's error: eager mode raises it
         unimplemented(f"{type(e).__name__} making {cls.__name__}: {e}")
-    if module._parameters or module._buffers or module._modules:
+    if any(v is not None for table in (module._parameters, module._buffers, module._modules)
+           for v in table.values()):  # (a loss's `weight` buffer registered as None is fine)
         unimplemented(f"making {cls.__name__} (it has parameters) inside compiled code")
 
     class NewModuleVariable(NNModuleVariable):

@@ -72,9 +72,12 @@ _BITS = {"float16": "int16", "float32": "int32", "float64": "int64"}
 def _where_peephole(instrs: list) -> list:
     """``np.where`` allocates a new array per tile, and numpy's masked copies branch per
     element (~10x slower than arithmetic on a random mask).  A float ``where(c, a, b)`` is a
-    select on the bits instead, as a vector ``blendv`` is: ``m = -int(c)`` is all ones where
-    ``c`` holds, then ``a & m`` when ``b`` is ``0`` (a literal: ``+0.0`` has no bits set), else
-    ``b ^ ((a ^ b) & m)`` — exact for every value, NaN payloads and signed zeros included."""
+    select on the bits instead, as a vector ``blendv`` is: the integer bits of ``a`` times
+    ``c`` (a bool, 1 or 0: numpy's integer multiply casts it in its inner loop) are ``a``'s
+    bits where ``c`` holds and ``0`` elsewhere — ``a * c`` when ``b`` is ``0`` (a literal:
+    ``+0.0`` has no bits set), else ``b ^ ((a ^ b) * c)`` — exact for every value, NaN
+    payloads and signed zeros included.  (One pass fewer than ``a & -int(c)``: on a 64x1024
+    float32 tile, 25 against 31 µs, the ReLU backward's select.)"""
     out = []
     for ins in instrs:
         d = ins.dest
@@ -87,8 +90,6 @@ def _where_peephole(instrs: list) -> list:
                 v.dtype not in (None, d.dtype) for v in (a, b)) or (a.dtype is b.dtype is None):
             out.append(ins)
             continue
-        mask = Value(flags=c.flags, dtype=bits, temp=True)
-        out.append(Instr(mask, f"np.negative({{0}}, dtype=np.{bits}, out={{out}})", [c]))
 
         def as_bits(v, k):
             if v.dtype is not None:
@@ -97,13 +98,13 @@ def _where_peephole(instrs: list) -> list:
             return f"np.{bits}({int(np.array(f, dtype=d.dtype).view(bits))})"
         o = f"{{out}}.view(np.{bits})"
         if b.dtype is None and b.expr in ("0", "0.0", "False"):
-            ins.fmt = f"np.bitwise_and({as_bits(a, 1)}, {{0}}, out={o})"
-            ins.args, ins.inplace = [mask, a], True
+            ins.fmt = f"np.multiply({as_bits(a, 1)}, {{0}}, out={o})"
+            ins.args, ins.inplace = [c, a], True
         else:
             ins.fmt = (f"np.bitwise_xor({as_bits(a, 1)}, {as_bits(b, 2)}, out={o})\n"
-                       f"np.bitwise_and({o}, {{0}}, out={o})\n"
+                       f"np.multiply({o}, {{0}}, out={o})\n"
                        f"np.bitwise_xor({o}, {as_bits(b, 2)}, out={o})")
-            ins.args = [mask, a, b]
+            ins.args = [c, a, b]
         d.temp = True
         out.append(ins)
     return out

@@ -57,6 +57,7 @@ from ..ir import Affine, numel
 from ..sizevars import is_symbolic
 from ..virtualized import V
 from . import cpu_indirect as ci  # indirect loads and stores, index_expr, argmax
+from . import cpu_phases  # passes over the tiles
 from .common import Value, np_dtype
 from .cpp_utils import Instr, _finish
 from .cpu_ops import NumpyKernelHandler  # one numpy call per ops.* call
@@ -98,15 +99,20 @@ class NumpyKernel:
                                [fr.reduce[k] for k in order])
         self.frame = ci.whole_frame(group, self.frame)  # argmax, scatter: one tile, one thread
         phase_of = self._phases(frame) if self.frame.reduce[0] else {}
-        if max(phase_of.values(), default=0) and not self._can_phase(frame):
+        if max(phase_of.values(), default=0) and (
+                not self._can_phase(frame) or cpu_phases.fits_one_tile(self, frame)):
             # tiles would cut a reduction that another node reads in full (a var's mean, a
             # softmax's max over dim 0 on an (N, 1) input): one tile, so each is finished
+            # (and when it all fits one tile anyway: one pass, nothing computed twice)
             self.frame, phase_of = self.frame.one_tile(), {}
+        # values a later pass reads: from their buffer, from a scratch buffer, or recomputed
+        self.reused, self.stash = cpu_phases.stashed(self, frame, phase_of)
         self.split = self.frame.reduce[0]  # tiles cut the reduction: accumulate partials
         self.indirect: dict = {}  # cpu_indirect: indirect variable -> (index tile, size)
         self.values: dict = {}  # buffer name -> its tile Value
         self.views: dict = {}  # (buffer, index) -> view number
         self.view_lines: list = []
+        self.stashed_lines: dict = {}
         self.args: list = []  # buffer names, in argument order
         self.accs: list = []  # split reductions: (reduction type, dtype, flags)
         self.phases: list = []  # per pass over the tiles: (body, epilogue, its first acc)
@@ -118,7 +124,7 @@ class NumpyKernel:
             self.epilogue = NumpyKernelHandler(self, final=True)
             self.phases.append((self.body, self.epilogue, len(self.accs)))
             self.values = dict(finished)
-            again = self._recomputed(frame, phase_of, p)
+            again = cpu_phases.recomputed(self, frame, phase_of, p)
             for n in group.nodes:
                 if phase_of.get(n.name, 0) != p and n.name not in again:
                     continue
@@ -138,21 +144,8 @@ class NumpyKernel:
                              n.placement(frame) in ("reduction", "outer")})
 
     def _phases(self, frame) -> dict:
-        """Node name -> the pass over the tiles it runs in (torch's C++ kernel writes one loop
-        nest per such pass).  A node that needs a finished reduction — one whose tiles' partial
-        results are combined only after its pass — runs one pass later; an epilogue (``outer``)
-        runs right after its reduction's pass."""
-        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
-        phase: dict = {}
-        for n in self.group.nodes:
-            p = 0
-            for d in n.deps(frame)[0]:
-                if d.name in phase and d.name != n.name:
-                    finished = kinds[d.name] in ("reduction", "outer") and \
-                        kinds[n.name] != "outer"
-                    p = max(p, phase[d.name] + finished)
-            phase[n.name] = p
-        return phase
+        """Node name -> the pass over the tiles it runs in (``cpu_phases.py``)."""
+        return cpu_phases.phases(self, frame)
 
     def _can_phase(self, frame) -> bool:
         """Passes share only finished values: a kernel that gathers or reads index values
@@ -161,24 +154,6 @@ class NumpyKernel:
         return self.two_phase and not any(
             ci.is_indirect(d.index) for n in self.group.nodes for d in n.deps(frame)[0]) and \
             not any(n.index_exprs(frame) for n in self.group.nodes)
-
-    def _recomputed(self, frame, phase_of: dict, p: int) -> set:
-        """Elementwise nodes of earlier passes that pass ``p``'s nodes read: computed again
-        in this pass's tiles (their tile values died with their pass), stored only once."""
-        again: set = set()
-        if p == 0:
-            return again
-        written = {n.name: n for n in self.group.nodes}
-        kinds = {n.name: n.placement(frame) for n in self.group.nodes}
-        stack = [n for n in self.group.nodes if phase_of.get(n.name, 0) == p]
-        while stack:
-            for d in stack.pop().deps(frame)[0]:
-                m = written.get(d.name)
-                if m is not None and phase_of[m.name] < p and m.name not in again and \
-                        kinds[m.name] not in ("reduction", "outer"):
-                    again.add(m.name)
-                    stack.append(m)
-        return again
 
     def _reduction_outer(self, frame, exprs) -> bool:
         """Loop over the reduced dims outermost (tiles of them, partial results accumulated)
@@ -211,19 +186,28 @@ class NumpyKernel:
         return f"{'out' if name in self.group.writes else 'in'}_{name}"
 
     def _view(self, name: str, index: Affine, prefix: str) -> tuple:
+        if name in self.stash:  # the kernel's own scratch buffer, dense in frame order
+            fr = self.frame  # (every access of a fused node is at the index it is written)
+            if name not in self.stashed_lines:
+                dtype = np_dtype(self.module.buffer(name).get_dtype())
+                self.stashed_lines[name] = f"stash_{name} = empty_cpu(" \
+                    f"({', '.join(str(s) for s in fr.sizes)},), np.{dtype})"
+                self.view_lines.append(self.stashed_lines[name])
+                self.num_bytes += 2 * numel(fr.sizes) * np.dtype(dtype).itemsize
+            return f"stash_{name}", (True,) * len(fr.sizes)
         expr = rewrite(index, self.rules)
         key = (name, expr)
         if key not in self.views:
-            k = self.views[key] = len(self.views)
+            k = len(self.views)
+            self.views[key] = f"{prefix}{k}"  # a load after the store reads the same view
             buf = self.module.buffer(name)
             flags = tuple(expr.coef(v) != 0 for v in self.frame.names)
             shape = tuple(s if f else 1 for s, f in zip(self.frame.sizes, flags))
             strides = tuple(expr.coef(v) for v in self.frame.names)
             code = self.module.view_code(self._arg(name), buf, shape, strides, expr.const)
             self.view_lines.append(f"{prefix}{k} = {code}")
-        k = self.views[key]
         flags = tuple(expr.coef(v) != 0 for v in self.frame.names)
-        return f"{prefix}{k}", flags
+        return self.views[key], flags
 
     def load(self, h, name, index):
         if ci.is_indirect(index):  # x[idx]: a gather from the tile's index values
@@ -242,7 +226,7 @@ class NumpyKernel:
         """A store's common start: (handler, output view, flags), or None when the buffer
         lives only inside the kernel (the npu kernel shares it)."""
         self.values[name] = value
-        if name not in self.materialized or self.recompute:
+        if name not in self.materialized and name not in self.stash or self.recompute:
             return None
         view, flags = self._view(name, index, "o")
         return (self.epilogue if value.final else h), view, flags
@@ -256,7 +240,8 @@ class NumpyKernel:
         h.instrs.append(Instr(None, f"np.copyto({target}, {{0}}, casting='unsafe')", [value],
                               store=(target, flags,
                                      np_dtype(self.module.buffer(name).get_dtype())),
-                              dense=self._dense(rewrite(index, self.rules), flags)))
+                              dense=name in self.stash or
+                              self._dense(rewrite(index, self.rules), flags)))
 
     def _dense(self, expr: Affine, flags: tuple) -> bool:
         """Does a store's view walk its buffer contiguously in frame order (so a value stored

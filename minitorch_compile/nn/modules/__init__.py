@@ -59,9 +59,54 @@ from .activation import (  # noqa: E402 - the further activations
 from .container import ParameterDict, ParameterList  # noqa: E402
 from .flatten import Unflatten  # noqa: E402
 from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
+from .loss_more import (  # noqa: E402 - ranking, embedding and likelihood losses
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
+from .multihead_attention import MultiheadAttention  # noqa: E402
 from .normalization import GroupNorm, RMSNorm  # noqa: E402
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
+from .simple_layers import (  # noqa: E402 - padding, channel dropout, distances, pixel shuffle
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    CosineSimilarity,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    PairwiseDistance,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    Softmax2d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
             "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
             "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "SmoothL1Loss", "GroupNorm", "RMSNorm",
-            "Unflatten", "ParameterList", "ParameterDict"]
+            "Unflatten", "ParameterList", "ParameterDict", "MultiheadAttention",
+            "TransformerEncoderLayer", "TransformerEncoder", "RNN", "LSTM", "GRU", "RNNCell",
+            "LSTMCell", "GRUCell", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d",
+            "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+            "ReplicationPad2d", "CircularPad1d", "CircularPad2d", "Dropout1d", "Dropout2d",
+            "Dropout3d", "CosineSimilarity", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle",
+            "Softmax2d"]
+__all__ += ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss",
+            "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss"]
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
