@@ -235,7 +235,159 @@ def fix(input):  # noqa: A002
     return _aten.trunc(input)
 
 
-__all__ = ["round", "fix", "sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax",
+# ---------------------------------------------------------------- torch's aliases and small
+# composites (``torch/_refs``): the same op under another name, or two ops
+
+
+def _api():
+    from . import _api as A
+
+    return A
+
+
+def negative(input):  # noqa: A002
+    return -input
+
+
+def positive(input):  # noqa: A002
+    if input.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def absolute(input):  # noqa: A002
+    return input.abs()
+
+
+def multiply(input, other):  # noqa: A002
+    return input * other
+
+
+def divide(input, other, *, rounding_mode=None):  # noqa: A002
+    return _api().div(input, other, rounding_mode=rounding_mode)
+
+
+true_divide = divide
+
+
+def subtract(input, other, *, alpha=1):  # noqa: A002
+    return _api().sub(input, other, alpha=alpha)
+
+
+def greater(input, other):  # noqa: A002
+    return input > other
+
+
+def less(input, other):  # noqa: A002
+    return input < other
+
+
+def clip(input, min=None, max=None):  # noqa: A002
+    return input.clamp(min, max)
+
+
+def floor_divide(input, other):  # noqa: A002
+    return _api().div(input, other, rounding_mode="floor")
+
+
+def swapaxes(input, axis0, axis1):  # noqa: A002
+    return input.transpose(axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def ravel(input):  # noqa: A002
+    return input.reshape(-1)
+
+
+def broadcast_to(input, size):  # noqa: A002
+    return input.expand(*size)
+
+
+def fliplr(input):  # noqa: A002
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return input.flip(1)
+
+
+def flipud(input):  # noqa: A002
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return input.flip(0)
+
+
+def dot(input, tensor):  # noqa: A002
+    """torch's checks and messages (dims, then dtypes, then sizes): ``_api_extra.dot``."""
+    from ._api_extra import dot as _dot
+
+    return _dot(input, tensor)
+
+
+def mv(input, vec):  # noqa: A002
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, "
+                           f"{vec.dim()}")
+    return input.matmul(vec)
+
+
+def inner(input, other):  # noqa: A002
+    if input.dim() == 0 or other.dim() == 0:
+        return input * other
+    return tensordot(input, other, dims=([input.dim() - 1], [other.dim() - 1]))
+
+
+def ger(input, vec2):  # noqa: A002
+    return _api().outer(input, vec2)
+
+
+def logical_xor(input, other):  # noqa: A002
+    return (input != 0) ^ (other != 0)
+
+
+def fmax(input, other):  # noqa: A002
+    """The larger, ignoring a NaN (NaN only where both are)."""
+    A = _api()
+    return A.where(input.isnan(), other, A.where(other.isnan(), input,
+                                                  A.maximum(input, other)))
+
+
+def fmin(input, other):  # noqa: A002
+    A = _api()
+    return A.where(input.isnan(), other, A.where(other.isnan(), input,
+                                                  A.minimum(input, other)))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    import numpy as np
+
+    info = np.finfo(input.dtype.np)
+    A = _api()
+    out = A.where(input.isnan(), nan, input)
+    out = A.where(out == float("inf"), float(info.max) if posinf is None else posinf, out)
+    return A.where(out == float("-inf"), float(info.min) if neginf is None else neginf, out)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    zeroed = _api().where(input.isnan(), 0, input) if input.dtype.is_floating_point else input
+    return zeroed.sum(dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
+                           f"{input.dtype.name.capitalize()}")
+    keep = ~input.isnan()
+    return nansum(input, dim, keepdim, dtype=dtype) / keep.sum(dim, keepdim)
+
+
+__all__ = ["negative", "positive", "absolute", "multiply", "divide", "true_divide",
+           "subtract", "greater", "less", "clip", "floor_divide", "swapaxes", "swapdims",
+           "ravel", "broadcast_to", "fliplr", "flipud", "dot", "mv", "inner", "ger",
+           "logical_xor", "fmax", "fmin", "nan_to_num", "nansum", "nanmean", "round", "fix",
+           "sort", "argsort", "topk", "kthvalue", "median", "prod", "aminmax",
            "einsum",
            "tensordot", "norm", "cross", "linalg", "count_nonzero", "unique", "take_along_dim",
            "meshgrid", "cdist", "hstack", "vstack", "tile", "bernoulli", "normal",

@@ -21,12 +21,14 @@ _GENERATED_METHODS = """
 atan2 hypot logaddexp logit lerp addcmul addcdiv masked_fill cumsum cumprod
 tril triu diag roll movedim expand_as unflatten outer baddbmm
 index_add index_copy index_fill scatter_reduce multinomial erfinv lgamma digamma bincount
-floor ceil trunc frac
+floor ceil trunc frac asin acos atan sinh cosh tan asinh acosh atanh log10 exp2 erfc sinc
+deg2rad rad2deg
 """.split()
 _INPLACE = """
 atan2_ hypot_ logit_ lerp_ addcmul_ addcdiv_ masked_fill_ cumsum_ cumprod_ tril_ triu_
 index_add_ index_copy_ index_fill_ scatter_reduce_ scatter_add_ erfinv_ lgamma_ digamma_
-floor_ ceil_ trunc_ frac_
+floor_ ceil_ trunc_ frac_ asin_ acos_ atan_ sinh_ cosh_ tan_ asinh_ acosh_ atanh_ log10_
+exp2_ erfc_ sinc_ deg2rad_ rad2deg_
 """.split()
 
 
@@ -45,6 +47,18 @@ def _method(fn):
 
 
 Tensor.arctan2 = Tensor.atan2
+for _name in ("negative", "positive", "absolute", "multiply", "divide", "true_divide",
+              "subtract", "greater", "less", "clip", "floor_divide", "swapaxes", "swapdims",
+              "ravel", "fliplr", "flipud", "dot", "mv", "inner", "ger", "logical_xor", "fmax",
+              "fmin", "nan_to_num", "nansum", "nanmean"):
+    setattr(Tensor, _name, getattr(M, _name))
+
+
+@_method
+def broadcast_to(self, size):
+    return M.broadcast_to(self, size)
+
+
 Tensor.fix = Tensor.trunc
 Tensor.fix_ = Tensor.trunc_
 

@@ -926,7 +926,63 @@ def _layer_norm_ref(a, norm, w=None, b=None, eps=1e-5):
     return y * (1 if w is None else w) + (0 if b is None else b)
 
 
-opinfo("layer_norm", _layer_norm_sample, _layer_norm_ref, same(), atol32=1e-3, rtol32=1e-3)
+opinfo("layer_norm", _layer_norm_sample, _layer_norm_ref, same(), atol32=1e-3, rtol32=1e-3,
+       second_order=True)
+
+
+def _stats(a, norm, eps):
+    x = a.astype(np.float64)
+    ax = tuple(range(a.ndim - len(norm), a.ndim))
+    mu = x.mean(axis=ax, keepdims=True)
+    return mu, 1 / np.sqrt(((x - mu) ** 2).mean(axis=ax, keepdims=True) + eps)
+
+
+def _native_layer_norm_ref(a, norm, w=None, b=None, eps=1e-5):
+    return (_layer_norm_ref(a, norm, w, b, eps), *_stats(a, norm, eps))
+
+
+opinfo("native_layer_norm", _layer_norm_sample, _native_layer_norm_ref,
+       lambda s: (dtype_of(s.args[0]),) * 3, atol32=1e-3, rtol32=1e-3, second_order=True)
+
+
+def _native_layer_norm_backward_sample(g, dt):
+    a, norm, w, b, eps = _layer_norm_sample(g, dt).args
+    mean, rstd = (m.astype(dt.np) for m in _stats(a, norm, eps))
+    return S(g.array(a.shape, dt), a, norm, mean, rstd, w, b,
+             [g.bool(), g.bool(), g.bool()])
+
+
+def _native_layer_norm_backward_ref(gy, a, norm, mean, rstd, w, b, mask):
+    x = a.astype(np.float64)
+    axis = a.ndim - len(norm)
+    inner, outer = tuple(range(axis, a.ndim)), tuple(range(axis))
+    n = int(np.prod(a.shape[axis:]))
+    x_hat = (x - mean) * rstd
+    g = gy * (1 if w is None else w)
+    empty = np.empty((0,))
+    return ((rstd / n) * (n * g - g.sum(inner, keepdims=True)
+                          - x_hat * (g * x_hat).sum(inner, keepdims=True)) if mask[0] else empty,
+            (gy * x_hat).sum(outer) if mask[1] and w is not None else empty,
+            gy.sum(outer) if mask[2] and b is not None else empty)
+
+
+def _torch_native_layer_norm_backward(torch, gy, a, norm, mean, rstd, w, b, mask):
+    """torch's undefined (None) gradients as our empty ones."""
+    present = [True, w is not None, b is not None]
+    w = torch.ones(norm, dtype=a.dtype) if w is None else w  # (torch fails without both)
+    b = torch.zeros(norm, dtype=a.dtype) if b is None else b
+    outs = torch.ops.aten.native_layer_norm_backward(gy, a, norm, mean, rstd, w, b,
+                                                     [True, True, True])
+    return tuple(o if m and p else torch.empty((0,), dtype=a.dtype)
+                 for o, m, p in zip(outs, mask, present))
+
+
+# no finite-difference check: as torch's layer_norm_double_backward, the derivative treats
+# mean and rstd as the functions of input they are (native_layer_norm's second-order check
+# above covers it); a finite difference holds them fixed
+opinfo("native_layer_norm_backward", _native_layer_norm_backward_sample,
+       _native_layer_norm_backward_ref, lambda s: (dtype_of(s.args[1]),) * 3, grad=False,
+       atol32=1e-3, rtol32=1e-3, torch=_torch_native_layer_norm_backward)
 
 _REDUCTIONS = ["none", "mean", "sum"]
 
@@ -948,6 +1004,21 @@ opinfo("mse_loss", lambda g, dt: (lambda shape: S(g.array(shape, dt), g.array(sh
        torch=_torch_f("mse_loss", ["input", "target", "reduction"]))
 
 
+def _mse_backward_sample(g, dt):
+    shape = g.shape()
+    r = g.choice([0, 1, 2])
+    return S(g.array(shape if r == 0 else (), dt), g.array(shape, dt), g.array(shape, dt), r)
+
+
+def _mse_backward_ref(grad, x, y, reduction):
+    d = x.astype(np.float64) - y
+    return (2.0 / max(d.size, 1) if reduction == 1 else 2.0) * d * grad
+
+
+opinfo("mse_loss_backward", _mse_backward_sample, _mse_backward_ref, same(1),
+       torch=lambda torch, *a: torch.ops.aten.mse_loss_backward(*a))
+
+
 def _class_input(g, dt):
     """An (N, C, d...) or (C,) input and a matching class-index target."""
     c = g.integers(1, 3)
@@ -960,7 +1031,9 @@ def _class_input(g, dt):
 
 def _nll_sample(g, dt):
     x, target, c = _class_input(g, dt)
-    w = g.array((c,), dt, "positive") if g.bool() else None
+    # torch refuses a class weight that requires grad (nll_loss_forward is not
+    # differentiable with respect to it), so the gradient checks leave it out
+    w = g.array((c,), dt, "positive") if g.bool() and not g.grad else None
     ignore = g.choice([-100, 0])
     return S(x, target, w, g.choice(_REDUCTIONS), ignore)
 
@@ -982,6 +1055,56 @@ opinfo("nll_loss", _nll_sample, _nll_ref, same(),
        torch=_torch_f("nll_loss", ["input", "target", "weight", "reduction", "ignore_index"]))
 
 
+def _nll_2d_sample(g, dt):
+    """``nll_loss_forward``'s own arguments: a (C,) or (N, C) input, the enum reduction."""
+    x, target, c = _class_input(g, dt)
+    if x.ndim == 3:
+        x, target = x[..., 0], target[..., 0]
+    w = g.array((c,), dt, "positive") if g.bool() and not g.grad else None
+    return S(x, target, w, g.choice([0, 1, 2]), g.choice([-100, 0]))
+
+
+_ENUM = ["none", "mean", "sum"]
+
+
+def _nll_forward_ref(x, target, weight, reduction, ignore_index):
+    wt = np.ones(x.shape[-1]) if weight is None else weight.astype(np.float64)
+    total = np.sum(np.where(target == ignore_index, 0.0, wt[target]))
+    out = _nll_ref(x, target, weight, _ENUM[reduction], ignore_index)
+    return out, (np.zeros(()) if reduction == 0 else total)
+
+
+opinfo("nll_loss_forward", _nll_2d_sample, _nll_forward_ref,
+       lambda s: (dtype_of(s.args[0]), dtype_of(s.args[0])),
+       torch=lambda torch, x, t, w, r, i: tuple(
+           o if r else o * (k == 0) for k, o in enumerate(
+               torch.ops.aten.nll_loss_forward(x, t, w, r, i))))
+
+
+def _nll_backward_sample(g, dt):
+    x, target, w, r, ignore = _nll_2d_sample(g, dt).args
+    _, total = _nll_forward_ref(x, target, w, r, ignore)
+    gshape = x.shape[:1] if r == 0 and x.ndim == 2 else ()
+    return S(g.array(gshape, dt), x, target, w, r, ignore,
+             np.asarray(max(float(total), 1.0), dtype=dt.np))
+
+
+def _nll_backward_ref(grad, x, target, weight, reduction, ignore_index, total_weight):
+    out = np.zeros(x.shape)
+    xc = out.reshape(-1, x.shape[-1])
+    wt = np.ones(x.shape[-1]) if weight is None else weight.astype(np.float64)
+    g = np.broadcast_to(np.asarray(grad, np.float64).reshape(-1) if reduction == 0 else grad,
+                        (xc.shape[0],))
+    for n, t in enumerate(np.asarray(target).reshape(-1)):
+        if t != ignore_index:
+            xc[n, t] = -wt[t] * g[n] / (total_weight if reduction == 1 else 1.0)
+    return out
+
+
+opinfo("nll_loss_backward", _nll_backward_sample, _nll_backward_ref, same(1),
+       torch=lambda torch, *a: torch.ops.aten.nll_loss_backward(*a))
+
+
 def _cross_entropy_sample(g, dt):
     x, target, c = _class_input(g, dt)
     probabilities = g.bool()
@@ -989,7 +1112,7 @@ def _cross_entropy_sample(g, dt):
         p = g.array(x.shape, dt, "positive")
         cls = 0 if x.ndim == 1 else 1
         target = (p / p.sum(axis=cls, keepdims=True)).astype(dt.np)
-    w = g.array((c,), dt, "positive") if g.bool() else None
+    w = g.array((c,), dt, "positive") if g.bool() and (probabilities or not g.grad) else None
     ignore = -100 if probabilities else g.choice([-100, 0])  # torch: no ignore_index for those
     return S(x, target, w, g.choice(_REDUCTIONS), ignore, g.choice([0.0, 0.25]))
 

@@ -57,6 +57,38 @@ pointwise("round.decimals", unary_sample(decimals=[-1, 1, 2, 3]), _round_decimal
           dtypes=(F32, F64))
 pointwise("frac", unary_sample(), lambda a: a - np.trunc(a), dtypes=(F32, F64))
 
+# ------------------------------------------------------- trigonometry (ops/pointwise_trig.py)
+
+
+def _scaled_sample(scale, shift=0.0, domain="real"):
+    """A float sample ``array * scale + shift`` (inside asin's, atanh's, acosh's domains)."""
+    def sample(g, dt):
+        a = g.array(g.shape(min_side=1 if g.grad else 0), dt, domain)
+        return S(np.asarray(a * scale + shift, dtype=a.dtype))
+    return sample
+
+
+def _sinc_ref(a):
+    return np.sinc(a.astype(np.float64)).astype(a.dtype)
+
+
+for _name, _ufunc, _sample in (
+        ("asin", np.arcsin, _scaled_sample(0.3)), ("acos", np.arccos, _scaled_sample(0.3)),
+        ("atan", np.arctan, unary_sample()), ("sinh", np.sinh, unary_sample()),
+        ("cosh", np.cosh, unary_sample()), ("tan", np.tan, _scaled_sample(0.4)),
+        ("asinh", np.arcsinh, unary_sample()),
+        ("acosh", np.arccosh, _scaled_sample(1.0, 1.0, "positive")),
+        ("atanh", np.arctanh, _scaled_sample(0.3)), ("log10", np.log10, unary_sample("positive")),
+        ("exp2", np.exp2, unary_sample()), ("erfc", None, unary_sample()),
+        ("sinc", _sinc_ref, unary_sample()),
+        ("deg2rad", lambda a: a * (np.pi / 180), unary_sample()),
+        ("rad2deg", lambda a: a * (180 / np.pi), unary_sample())):
+    if _name == "erfc":
+        import math as _math
+
+        _ufunc = np.vectorize(lambda v: _math.erfc(v), otypes=[np.float64])
+    pointwise(_name, _sample, _ufunc, TO_FLOAT, dtypes=(F32, F64))
+
 # ---------------------------------------------------------------- unary float math
 
 pointwise("expm1", unary_sample(), np.expm1, TO_FLOAT, second_order=True)
@@ -409,3 +441,64 @@ def _batch_norm_ref(x, w, b, rm, rv, training, momentum, eps, cudnn):
 
 
 opinfo("batch_norm", _batch_norm_sample, _batch_norm_ref, same(), atol32=1e-4, rtol32=1e-3)
+
+
+def _bn_legit_sample(g, dt):
+    x, w, b = _batch_norm_sample(g, dt).args[:3]
+    if x.shape[0] * int(np.prod(x.shape[2:])) == 1:  # one value per channel: var 0
+        x = np.concatenate([x, x + 1])
+    return S(x, w, b, True, g.choice([0.1, 0.5]), g.choice([1e-5, 0.1]))
+
+
+def _bn_stats(x, eps):
+    xd = x.astype(np.float64)
+    dims = (0,) + tuple(range(2, x.ndim))
+    return xd.mean(axis=dims), 1 / np.sqrt(xd.var(axis=dims) + eps)
+
+
+def _bn_legit_ref(x, w, b, training, momentum, eps):
+    return (_batch_norm_ref(x, w, b, None, None, True, momentum, eps, False), *_bn_stats(x, eps))
+
+
+opinfo("_native_batch_norm_legit.no_stats", _bn_legit_sample, _bn_legit_ref,
+       lambda s: (dtype_of(s.args[0]),) * 3, atol32=1e-4, rtol32=1e-3, second_order=True,
+       torch=lambda torch, *a: torch.ops.aten._native_batch_norm_legit.no_stats(*a))
+
+
+def _bn_backward_sample(g, dt):
+    x, w, _, _, _, eps = _bn_legit_sample(g, dt).args
+    mean, rstd = (s.astype(dt.np) for s in _bn_stats(x, eps))
+    return S(g.array(x.shape, dt), x, w, None, None, mean, rstd, True, eps,
+             [g.bool(), g.bool(), g.bool()])
+
+
+def _bn_backward_ref(gy, x, w, rm, rv, mean, rstd, train, eps, mask):
+    xd = x.astype(np.float64)
+    dims = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    n = x.size // x.shape[1]
+    c = xd - mean.reshape(shape)
+    r = rstd.reshape(shape)
+    g_sum, dot = gy.sum(axis=dims), (gy * c).sum(axis=dims)
+    scale = r if w is None else r * w.reshape(shape)
+    empty = np.empty((0,))
+    return ((gy - c * dot.reshape(shape) * r * r / n - g_sum.reshape(shape) / n) * scale
+            if mask[0] else empty,
+            dot * rstd if mask[1] and w is not None else empty,
+            g_sum if mask[2] else empty)
+
+
+def _torch_bn_backward(torch, gy, x, w, rm, rv, mean, rstd, train, eps, mask):
+    present = [True, w is not None, True]
+    w = torch.ones(x.shape[1], dtype=x.dtype) if w is None else w
+    outs = torch.ops.aten.native_batch_norm_backward(gy, x, w, rm, rv, mean, rstd, train, eps,
+                                                     [True, True, True])
+    return tuple(o if m and p else torch.empty((0,), dtype=x.dtype)
+                 for o, m, p in zip(outs, mask, present))
+
+
+# no finite-difference check: the derivative takes save_mean / save_invstd for the functions
+# of input they are (as layer norm's); the forward op's second-order check covers it
+opinfo("native_batch_norm_backward", _bn_backward_sample, _bn_backward_ref,
+       lambda s: (dtype_of(s.args[1]),) * 3, grad=False, atol32=1e-4, rtol32=1e-3,
+       torch=_torch_bn_backward)

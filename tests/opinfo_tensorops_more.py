@@ -150,6 +150,17 @@ opinfo("normal.float_float", lambda g, dt: S(0.5, 2.0, list(g.shape()), dtype=dt
        lambda s: s.kwargs["dtype"], grad=False, check=_finite, torch_values=False)
 
 
+def _uniform_check(out, s):
+    lo, hi = s.args[1], s.args[2]
+    assert np.all((out[0] >= lo) & (out[0] <= hi))
+
+
+opinfo("uniform", lambda g, dt: S(g.array(g.shape(), dt), -2.0, 3.0), None, same(),
+       grad=False, check=_uniform_check, torch_values=False)
+opinfo("normal_functional", lambda g, dt: S(g.array(g.shape(), dt), 1.0, 0.5), None, same(),
+       grad=False, check=_finite, torch_values=False)
+
+
 def _multinomial_sample(g, dt):
     w = g.array(g.shape(min_dims=1, max_dims=2), dt, "positive")
     replacement = g.bool()

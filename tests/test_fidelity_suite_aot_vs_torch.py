@@ -153,9 +153,6 @@ PROGRAMS = {
 DECOMPOSED = ("torch saves the outputs of its single fused ops ({}); ours decomposes the op "
               "into primitives and saves fewer, smaller tensors, recomputing the rest")
 KNOWN_GAPS = {
-    "cross_entropy": DECOMPOSED.format("log_softmax, nll_loss with its total weight"),
-    "mse_of_linear": DECOMPOSED.format("mse_loss_backward reads x @ w"),
-    "batch_norm_training": DECOMPOSED.format("native_batch_norm's mean and rstd"),
     "unbind_then_combine": "torch's unbind is one multi-output op (its list value cannot be "
                            "saved and the op is not recomputable), so torch's cut falls on the "
                            "rows its getitems read and it saves two of them; ours decomposes "

@@ -44,7 +44,9 @@ def op_function(op, build, seed: int):
         args = list(m.args)
         if op.schema.is_mutable:  # write into a copy, not into the leaf
             args[0] = args[0].clone()
-        return [o for o in as_list(op(*args, **m.kwargs)) if o.dtype.is_floating_point]
+        skip = op.opdef.nondifferentiable_outputs  # (torch's output_differentiability)
+        return [o for i, o in enumerate(as_list(op(*args, **m.kwargs)))
+                if o.dtype.is_floating_point and i not in skip]
     return fn
 
 

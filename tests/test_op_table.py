@@ -89,7 +89,10 @@ def test_differentiable_op_has_a_formula_for_every_floating_input(name):
     assert d.derivatives, (f"{name}: differentiable op without derivatives (declare "
                            "differentiable=False if it has none)")
     wanted = set(_tensor_inputs(schema)) - INTEGER_ARGS
-    assert set(d.derivatives) == wanted, \
+    # a key may name several inputs ("input, weight, bias": one formula, a gradient each)
+    keys = [n.strip() for key in d.derivatives for n in key.split(",")]
+    assert len(keys) == len(set(keys)), f"{name}: an input has two formulas"
+    assert set(keys) == wanted, \
         f"{name}: derivatives for {sorted(d.derivatives)}, tensor inputs {sorted(wanted)}"
 
 
@@ -99,7 +102,8 @@ def test_derivative_formulas_name_only_savable_values(name):
     ``<arg>_strides`` or ``<arg>_dtype``."""
     schema = OP_TABLE[name].overload.schema
     args = set(schema.arg_names)
-    known = ({"grad", "grads", "result"} | args | {f"{a}_sizes" for a in args}
+    known = ({"grad", "grads", "result", "grad_input_mask"} | args
+             | {f"{a}_sizes" for a in args}
              | {f"{a}_strides" for a in args} | {f"{a}_dtype" for a in args}
              | {r.name for r in schema.returns if r.name})
     for inp, fn in OP_TABLE[name].derivatives.items():
@@ -139,11 +143,20 @@ def test_every_opinfo_names_a_table_op():
     assert sorted(set(OPINFOS) - set(OP_TABLE)) == []
 
 
+# backward ops whose derivative (torch's) takes some inputs for the functions of another they
+# are — native_layer_norm_backward's mean and rstd, of input — so a finite difference that
+# holds them fixed disagrees; the forward op's second-order check covers them
+DERIVATIVE_OF_A_FUNCTION_OF_ITS_INPUTS = {"native_layer_norm_backward",
+                                          "native_batch_norm_backward"}
+
+
 @pytest.mark.parametrize("name", sorted(OPINFOS))
 def test_opinfo_gradcheck_flag_agrees_with_the_table(name):
     """An OpInfo may skip gradient checks only for ops the table calls non-differentiable,
     ops with no floating output (creation), or random composites."""
     info, d = OPINFOS[name], OP_TABLE[name]
+    if name in DERIVATIVE_OF_A_FUNCTION_OF_ITS_INPUTS:
+        return
     if d.category != COMPOSITE and d.differentiable:
         assert info.grad, f"{name} is differentiable: its OpInfo must gradient-check it"
     if not d.differentiable:

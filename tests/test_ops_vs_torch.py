@@ -25,7 +25,9 @@ NAMES = sorted(OPINFOS)
 GRAD_NAMES = sorted(n for n, i in OPINFOS.items() if i.grad and i.torch_values)
 # Arguments torch does not differentiate (``nll_loss_forward`` refuses a weight requiring grad;
 # our composite differentiates it, checked against finite differences in test_gradcheck).
-NO_GRAD_IN_TORCH = {"nll_loss": 2, "cross_entropy_loss": 2}
+# argument indices torch has no derivative for (ours go beyond: test_gradcheck checks them)
+NO_GRAD_IN_TORCH = {"nll_loss": (2,), "cross_entropy_loss": (2,), "nll_loss_forward": (2,),
+                    "nll_loss_backward": (3, 6)}
 
 
 def torch_value(v):
@@ -124,8 +126,8 @@ def test_gradients_match_torch(name, data):
         assume(s.args[1] != [])
     if name == "group_norm":  # torch's backward fails with a bias and no weight ("tensor does
         assume(s.args[2] is not None or s.args[3] is None)  # not have a device")
-    frozen = s.args[NO_GRAD_IN_TORCH[name]] if name in NO_GRAD_IN_TORCH else None
-    wants = [a is not frozen for a in leaves]
+    frozen = [s.args[i] for i in NO_GRAD_IN_TORCH.get(name, ())]
+    wants = [all(a is not f for f in frozen) for a in leaves]
     xs = [mtc.tensor(a, requires_grad=w) for a, w in zip(leaves, wants)]
     m = rebuild(s, xs, lambda a: mtc.tensor(a.copy()))
     args = list(m.args)

@@ -109,9 +109,12 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
             else:
                 st.pop()
                 order.append(n)
+        # a node runs when one of its edges leads to a target; a target itself only captures
+        # its gradient (running it could free a graph another backward still needs: a
+        # formula's inner autograd.grad whose inputs are the outer graph's tensors)
         for n in order:
-            if id(n) in targets or any(e is not None and id(e[0]) in needed
-                                       for e in n._edges):
+            if any(e is not None and (id(e[0]) in needed or id(e[0]) in targets)
+                   for e in n._edges):
                 needed.add(id(n))
 
     # 2. run
@@ -136,6 +139,7 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
     AccumulateGrad.claimed = {id(g if g._base is None else g._base) for g in grad_roots
                               if g is not None}
     state.grad_enabled = create_graph
+    graph_tasks.append(inputs is None and accumulate)
     try:
         while heap:
             _, nid, node = heapq.heappop(heap)
@@ -181,6 +185,13 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
                 if deps[id(nxt)] == 0:
                     heapq.heappush(heap, (-nxt.sequence_nr, id(nxt), nxt))
     finally:
+        graph_tasks.pop()
         state.grad_enabled = prev
         AccumulateGrad.claimed = prev_claimed
     return results
+
+
+# one entry per running backward (a reentrant backward pushes its own): whether it
+# accumulates into leaves' ``.grad`` (``backward()``) or returns gradients (``autograd.grad`` /
+# ``backward(inputs=...)``) — the reentrant checkpoint refuses the latter, as torch's
+graph_tasks: list[bool] = []

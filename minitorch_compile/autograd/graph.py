@@ -15,9 +15,11 @@ output.  The node keeps:
       derivatives={"self": lambda grad, self: grad * -self.sin()}
 
   ``grad``/``grads`` are the output gradients, ``result`` (or the schema's return names) the
-  outputs, ``<arg>_sizes`` / ``<arg>_strides`` / ``<arg>_dtype`` an input's shape / strides /
-  dtype (no tensor is kept),
-  any other name the input argument itself.
+  outputs, ``grad_input_mask`` which inputs need a gradient (for a formula keyed by several
+  inputs, ``"input, weight, bias"``, that returns one gradient each, as torch's
+  ``native_layer_norm_backward``), ``<arg>_sizes`` / ``<arg>_strides`` / ``<arg>_dtype`` an
+  input's shape / strides / dtype (no tensor is kept), any other name the input argument
+  itself.  Saved-tensor hooks (``saved_hooks.py``) may replace what a ``SavedTensor`` keeps.
 
 Saved tensors remember their version; an in-place change before backward is an error, never a
 wrong gradient.  ``retain_graph=False`` frees them after use, so a second backward raises
@@ -110,7 +112,7 @@ class SavedTensor:
     leaf or a detached tensor): torch's error names it ("which is output 0 of Mul").
     """
 
-    __slots__ = ("tensor", "version", "producer", "is_output")
+    __slots__ = ("tensor", "version", "producer", "is_output", "packed")
 
     def __init__(self, tensor, producer=None, *, is_output: bool = False):
         if tensor._is_inference and not state.inference_mode:
@@ -126,11 +128,29 @@ class SavedTensor:
             fn = tensor._grad_fn if tensor._view_chain is None else tensor.grad_fn
             producer = (fn, tensor._output_nr) if fn is not None else None
         self.producer = producer
+        self.packed = None
+        hooks = _hooks.current_hooks()
+        if hooks is not None and not state.modes:  # (tracers' tensors: see saved_hooks.py)
+            self.packed = hooks  # an output is packed once it has its grad_fn (_attach)
+            if not is_output:
+                self.pack_pending()
+
+    def pack_pending(self) -> None:
+        """Hand the tensor to the pack hook now (the hooks chosen when it was saved)."""
+        if isinstance(self.packed, tuple):
+            self.packed = _hooks.pack(self.tensor, self.packed)
+            self.tensor = True  # not kept: the hooks hold what they want
+
+    def release(self) -> None:
+        self.tensor = self.packed = None
 
     def unpack(self):
         t = self.tensor
         if t is None:
             raise RuntimeError(_FREED)
+        self.pack_pending()
+        if self.packed is not None:
+            return _hooks.unpack(self.packed)
         if t._version != self.version:
             which = ""
             if self.producer is not None:
@@ -251,7 +271,11 @@ class OpBackward(Node):
         out = [None] * len(self._edges)
         for sl, fn, params, is_list in self.formulas:
             g = fn(*[self._value(p, grads) for p in params])
-            if is_list:
+            if isinstance(sl, tuple):  # one formula for several inputs: a gradient each
+                for s, gi in zip(sl, g):
+                    if gi is not None and any(e is not None for e in self._edges[s]):
+                        out[s.start] = gi
+            elif is_list:
                 out[sl] = list(g)
             else:
                 out[sl.start] = g
@@ -263,7 +287,7 @@ class OpBackward(Node):
         for v in self.saved.values():
             for s in (v if isinstance(v, list) else [v]):
                 if isinstance(s, SavedTensor):
-                    s.tensor = None
+                    s.release()
 
 
 def _formula_params(fn) -> tuple[str, ...]:
@@ -342,11 +366,22 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
     saved = node.saved
     deferred = []
     for name, fn in derivs.items():
-        sl = slots[name]
-        if not any(e is not None for e in node._edges[sl]):
+        names = [n.strip() for n in name.split(",")]
+        sls = tuple(slots[n] for n in names)
+        mask = [any(e is not None for e in node._edges[sl]) for sl in sls]
+        if not any(mask):
             continue
+        if getattr(fn, "not_differentiable", False):
+            raise RuntimeError(f"The function '{op.name}' is not differentiable with respect "
+                               f"to argument '{name}'. This input cannot have requires_grad "
+                               "True.")
         params = _formula_params(fn)
-        node.formulas.append((sl, fn, params, schema.arguments[arg_index[name]].type.is_list))
+        if len(sls) > 1:  # "input, weight, bias": one call gives all three (torch's
+            node.formulas.append((sls, fn, params, False))  # native_layer_norm_backward)
+            saved["grad_input_mask"] = mask
+        else:
+            node.formulas.append((sls[0], fn, params,
+                                  schema.arguments[arg_index[name]].type.is_list))
         for p in params:
             if p in saved or p in ("grad", "grads") or p in deferred:
                 continue
@@ -379,13 +414,18 @@ def _record(op, args, outs, derivs, node_name=None, saver=None):
 def _attach(node, outs, args):
     """Make ``node`` the ``grad_fn`` of every floating-point output."""
     node.input_meta = [(o.shape, o.dtype) for o in outs]
+    opdef = getattr(getattr(node, "op", None), "opdef", None)
+    skip = opdef.nondifferentiable_outputs if opdef is not None else ()
     for i, o in enumerate(outs):
-        if o.dtype.is_floating_point:
+        if o.dtype.is_floating_point and i not in skip:
             if any(o is a for a in args):
                 raise RuntimeError("a kernel returned one of its inputs; register it as a view")
             o._requires_grad = True
             o.grad_fn = node
             o._output_nr = i
+    for v in getattr(node, "saved", {}).values():
+        if isinstance(v, SavedTensor):
+            v.pack_pending()
 
 
 def _inplace_autograd(op, args):
@@ -394,4 +434,10 @@ def _inplace_autograd(op, args):
     return inplace_autograd(op, args)
 
 
+from . import saved_hooks as _hooks  # noqa: E402
 from .accumulate_grad import AccumulateGrad  # noqa: E402 - it subclasses Node above
+from .saved_hooks import (  # noqa: E402,F401 - torch.autograd.graph's names
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)

@@ -144,19 +144,20 @@ def inplace_autograd(op, args):
     for name in deferred:
         node.saved[name] = SavedTensor(self, (node, 0), is_output=True)
     node.input_meta = [(self.shape, self.dtype)]
-    if not self.dtype.is_floating_point:
-        return out
-    if chain is None:
-        _move_retained(self, node, 0)
-        self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
-    else:
-        base = self._base
-        copy_slices = CopySlices(base, chain, node)
-        _move_retained(base, copy_slices, 0)
-        base._grad_fn, base._output_nr, base._requires_grad = copy_slices, 0, True
-        # self's version is now newer than its _view_version: its grad_fn is regenerated (and
-        # a retain_grad() leaves the old node now, as torch regenerates the view at once)
-        _move_retained(self, None, 0)
+    if self.dtype.is_floating_point:
+        if chain is None:
+            _move_retained(self, node, 0)
+            self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
+        else:
+            base = self._base
+            copy_slices = CopySlices(base, chain, node)
+            _move_retained(base, copy_slices, 0)
+            base._grad_fn, base._output_nr, base._requires_grad = copy_slices, 0, True
+            # self's version is now newer than its _view_version: its grad_fn is regenerated
+            # (and a retain_grad() leaves the old node now, as torch regenerates it at once)
+            _move_retained(self, None, 0)
+    for name in deferred:  # saved-tensor hooks see the written tensor with its grad_fn
+        node.saved[name].pack_pending()
     return out
 
 

@@ -170,3 +170,115 @@ def _cast_number(value, dtype):
     if dtype is _dtype.bool_:
         return bool(value)
     return value if dtype.is_floating_point else int(value)
+
+
+# ---------------------------------------------------------------- losses (torch/_decomp)
+# AOT graphs keep mse_loss and nll_loss_forward whole, with their backward ops, as torch's do;
+# Inductor writes them as pointwise ops and reductions so they fuse with their neighbours.
+# ``reduction`` is torch's enum: 0 none, 1 mean, 2 sum.
+
+
+def _apply_reduction(loss, reduction):
+    if reduction == 0:
+        return loss
+    return loss.mean() if reduction == 1 else loss.sum()
+
+
+@register_decomposition("aten::mse_loss")
+def mse_loss(x, y, reduction="mean"):
+    from ..ops.loss_ops import reduction_enum
+
+    d = x - y
+    return _apply_reduction(d * d, reduction_enum(reduction))
+
+
+@register_decomposition("aten::mse_loss_backward")
+def mse_loss_backward(grad_output, x, y, reduction):
+    n = _numel(tuple(x.shape), range(x.ndim)) if reduction == 1 else 1
+    return (2.0 / n) * (x - y) * grad_output
+
+
+def _target_one_hot(x, target, ignore_index, check=True):
+    """(hit, valid): the bool one-hot of each row's target and whether the row counts; the
+    targets' bounds checked at run time (``_check_class_indices``, as the eager kernel does) —
+    by the forward only: a backward's targets are the ones its forward checked."""
+    from .._api import arange, ops
+
+    c = x.shape[-1]
+    if check:
+        target = ops.aten._check_class_indices(target, c, ignore_index)
+    hit = target.unsqueeze(-1) == arange(c, device=target.device)
+    return hit, target != ignore_index
+
+
+def _row_weight(x, hit, valid, weight):
+    w = _where(valid, 1.0, 0.0).to(x.dtype)
+    if weight is not None:
+        w = w * _where(hit, weight, 0).sum(-1)
+    return w
+
+
+@register_decomposition("aten::nll_loss_forward")
+def nll_loss_forward(x, target, weight, reduction, ignore_index):
+    hit, valid = _target_one_hot(x, target, ignore_index)
+    w = _row_weight(x, hit, valid, weight)
+    loss = -_where(hit, x, 0).sum(-1) * w
+    total_weight = w.sum()
+    if reduction == 0:
+        return loss, total_weight * 0
+    out = loss.sum()
+    return (out / total_weight if reduction == 1 else out), total_weight
+
+
+@register_decomposition("aten::nll_loss_backward")
+def nll_loss_backward(grad_output, x, target, weight, reduction, ignore_index, total_weight):
+    hit, valid = _target_one_hot(x, target, ignore_index, check=False)
+    w = _row_weight(x, hit, valid, weight)
+    g = grad_output.unsqueeze(-1) if reduction == 0 and x.ndim == 2 else grad_output
+    scale = -w.unsqueeze(-1) * g if x.ndim == 2 else -w * g
+    if reduction == 1:
+        scale = scale / total_weight
+    return _where(hit, scale, 0)
+
+
+# ---------------------------------------------------------------- layer norm (torch/_decomp)
+
+
+@register_decomposition("aten::native_layer_norm")
+def native_layer_norm(x, normalized_shape, weight, bias, eps):
+    from ..ops.layer_norm import forward_decomposition
+
+    return forward_decomposition(x, normalized_shape, weight, bias, eps)
+
+
+@register_decomposition("aten::native_layer_norm_backward")
+def native_layer_norm_backward(grad_out, x, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    from .._api import empty
+    from ..ops.layer_norm import backward_decomposition
+
+    outs = backward_decomposition(grad_out, x, normalized_shape, mean, rstd, weight, bias,
+                                  output_mask)
+    return tuple(empty((0,), dtype=x.dtype) if o is None else o for o in outs)
+
+
+# ---------------------------------------------------------------- batch norm (torch/_decomp)
+
+
+@register_decomposition("aten::_native_batch_norm_legit.no_stats")
+def native_batch_norm_legit(x, weight, bias, training, momentum, eps):
+    from ..ops.batch_norm_ops import forward_decomposition
+
+    return forward_decomposition(x, weight, bias, training, momentum, eps)
+
+
+@register_decomposition("aten::native_batch_norm_backward")
+def native_batch_norm_backward(grad_out, x, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    from .._api import empty
+    from ..ops.batch_norm_ops import backward_decomposition
+
+    if not train:
+        raise NotImplementedError("native_batch_norm_backward: eval mode")
+    outs = backward_decomposition(grad_out, x, weight, save_mean, save_invstd, output_mask)
+    return tuple(empty((0,), dtype=x.dtype) if o is None else o for o in outs)

@@ -175,6 +175,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # n
     if size_average is not None or reduce is not None:
         reduction = _reduction.legacy_get_string(size_average, reduce)
     if weight is None:
+        from ._functional_more import _warn_size  # (that module imports this one)
+
+        _warn_size(input, target)  # in Python, as torch's F.mse_loss: the op just broadcasts
         return _aten.mse_loss(input, target, reduction)
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
@@ -265,3 +268,6 @@ __all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
 from .modules.upsampling import interpolate  # noqa: E402,F401
 
 __all__ += ["interpolate"]
+from .modules.instancenorm import instance_norm  # noqa: E402,F401
+
+__all__ += ["instance_norm"]

@@ -58,6 +58,11 @@ INSTRUCTIONS = {
     "_log_softmax_backward_data": ["exp", "reduce", "mul", "sub"],
 }
 WRITE_ONLY_SELF = {"copy_"}  # in-place ops that overwrite self without reading it
+# "reductions" whose output is as large as their input (batch norm with its statistics, the
+# norms' and losses' backward ops): costed as one stream over the output (native_layer_norm
+# keeps the row model: its rows fit UB)
+STREAMED_REDUCTIONS = {"mse_loss_backward", "nll_loss_backward", "native_layer_norm_backward",
+                       "_native_batch_norm_legit", "native_batch_norm_backward"}
 
 
 def _tensor_args(op, args) -> list[Tensor]:
@@ -117,7 +122,7 @@ def npu_kernel(op, base=None):
         try:
             if category == MATMUL and len(inputs) >= 2 and inputs[0].ndim >= 2:
                 matmul_kernel(name, inputs[0], inputs[1], outputs)
-            elif category == REDUCTION and inputs:
+            elif category == REDUCTION and inputs and op.name not in STREAMED_REDUCTIONS:
                 reduction_kernel(name, op, args, inputs, outputs, instructions)
             elif category in (CREATION, RANDOM):
                 if instructions:

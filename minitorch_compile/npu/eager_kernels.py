@@ -93,8 +93,8 @@ def _stream(name, inputs, outputs, instructions, gather) -> KernelRecord | None:
         if numel < n and res_bytes + size <= spec.ub_bytes // 4:  # small broadcast: keep it
             resident.append((isz, numel))
             res_bytes += size
-        else:
-            streams.append((isz, 1.0))
+        else:  # an input larger than the output (a streamed reduction) is read whole
+            streams.append((isz, max(numel / n, 1.0)))
     # a gather/concat reads its inputs one after another: they share one input queue
     shared = gather and len(streams) > 2
     queues = [max(isz for isz, _ in streams)] if shared else [isz for isz, _ in streams]
@@ -188,7 +188,9 @@ def _reduce(name, inputs, outputs, instructions, length, passes) -> KernelRecord
     spec = get_spec()
     ni = max(k for _, k in inputs)
     rows = ni // max(length, 1)
-    in_isz = sum(isz for isz, k in inputs if k == ni)
+    # bytes read per element of the largest input: smaller inputs (a target, a weight, row
+    # statistics) are read alongside, spread over its elements
+    in_isz = sum(isz * k for isz, k in inputs) / ni
     out_row = sum(isz * k for isz, k in outputs) / rows
     width = max(isz for isz, _ in inputs + outputs)
     cores = _cores_for(ni * width, rows)
@@ -209,13 +211,13 @@ def _reduce(name, inputs, outputs, instructions, length, passes) -> KernelRecord
                 chunk = int((spec.ub_bytes - 6 * spec.ub_align)
                             // (2 * in_isz + width + 2 * out_elem)) // 32 * 32
                 chunks, sweeps = math.ceil(length / chunk), passes
-            pipe.InitBuffer(qin, 2, round_up(r * chunk * in_isz, spec.ub_align))
+            pipe.InitBuffer(qin, 2, round_up(math.ceil(r * chunk * in_isz), spec.ub_align))
             pipe.InitBuffer(qout, 2, round_up(math.ceil(r * chunk * out_elem), spec.ub_align))
             pipe.InitBuffer(TBuf("tmp"), round_up(r * chunk * width, spec.ub_align))
 
             def body(nr, count, out_bytes):
                 DataCopy(qin.AllocTensor("uint8"), GlobalTensor.meta("uint8"),
-                         nr * count * in_isz)
+                         math.ceil(nr * count * in_isz))
                 for ins in instructions:
                     vector_instruction(ins, nr * count * width)
                 if out_bytes:

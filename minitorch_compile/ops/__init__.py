@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     activations_more,
     attention,
     batch_norm,
+    batch_norm_ops,  # _native_batch_norm_legit.no_stats and its backward (torch's single ops)
     bitwise,
     bucketization,  # searchsorted, bucketize, bincount
     conv,
@@ -28,15 +29,18 @@ from . import (  # noqa: F401
     index_ops,  # index_add, index_copy, index_fill, scatter_reduce; scatter_, scatter_add_
     indexing,  # advanced indexing: index, index_put, masked_select, nonzero, take
     joining,
+    layer_norm,  # native_layer_norm and its backward (single ops, as torch's)
     linalg,  # einsum, tensordot, outer, baddbmm, linalg_cross, linalg_vector_norm
+    loss_ops,  # mse_loss, nll_loss_forward and their backward ops (single ops, as torch's)
     losses,
     matmul,
     nn_ops,
     normalization,
     padding,
     pointwise,
-    pointwise_math,  # tan, asin, acos, atan, sinh, ..., exp2, log10, erfc, square, sgn
+    pointwise_math,  # square, sgn
     pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
+    pointwise_trig,  # asin ... atanh, tan, log10, exp2, erfc, sinc, deg2rad, rad2deg
     pooling,
     reductions,
     rounding,  # floor, ceil, trunc, round (decimals), frac

@@ -1,7 +1,10 @@
 """``batch_norm``: normalise each channel over the batch (and spatial) dims.
 
-Mirrors ``torch/_decomp/decompositions.py`` (``native_batch_norm_helper``): a composite of
-reductions and pointwise ops, so Inductor fuses it like any other reduction.  For an input of
+Mirrors ``torch/_decomp/decompositions.py`` (``native_batch_norm_helper``).  In training mode
+the normalisation is torch's single op ``_native_batch_norm_legit.no_stats``
+(``batch_norm_ops.py``: one backward op, torch's saved tensors; Inductor decomposes it into
+reductions and pointwise ops and fuses it like any other); eval mode is a composite of
+pointwise ops.  For an input of
 shape (N, C, *), with the statistics over every dim but 1 (``n = N * prod(*)`` values each)::
 
     training:  mean = E[x],  var = E[(x - mean)^2]          (biased: used to normalise)
@@ -19,6 +22,7 @@ with the batch's own statistics (``training=True``), as torch's modules do with
 
 from __future__ import annotations
 
+from .. import _api as F
 from .. import _dtype
 from .table import COMPOSITE, defop
 
@@ -43,19 +47,17 @@ def _batch_norm(input, weight=None, bias=None, running_mean=None,  # noqa: A002
     c = _check_channels(input, {"weight": weight, "bias": bias, "running_mean": running_mean,
                                 "running_var": running_var})
     channel_shape = (1, c) + (1,) * (input.ndim - 2)
-    if training:
-        dims = (0,) + tuple(range(2, input.ndim))
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
-        out = centered * (var + eps).rsqrt()
+    if training:  # one op, as torch's: its backward is one op (batch_norm_ops.py)
+        out, mean, rstd = F.ops.aten._native_batch_norm_legit.no_stats(
+            input, weight, bias, True, momentum, eps)
         n = input.numel() // c
         if running_mean is not None:
-            new_mean = running_mean * (1 - momentum) + mean.detach().reshape((c,)) * momentum
-            running_mean.copy_(new_mean)
+            running_mean.copy_(running_mean * (1 - momentum) + mean.detach() * momentum)
         if running_var is not None:
-            unbiased = var.detach().reshape((c,)) * (n / (n - 1) if n > 1 else float("inf"))
+            var = (rstd.detach() ** -2 - eps).clamp(min=0)  # the biased variance it used
+            unbiased = var * (n / (n - 1) if n > 1 else float("inf"))
             running_var.copy_(running_var * (1 - momentum) + unbiased * momentum)
+        return out
     else:
         if running_mean is None or running_var is None:
             which = "running_mean" if running_mean is None else "running_var"

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _api as F
 from .. import _dtype
+from .loss_ops import reduction_enum
 from .table import COMPOSITE, INDEXING, REDUCTION, MetaError, TensorMeta, defop, wrap_dim
 
 # ---------------------------------------------------------------- softmax
@@ -134,16 +135,8 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # n
             f"layer_norm: Given normalized_shape={list(normalized_shape)}, expected input with "
             f"shape [*, {', '.join(map(str, normalized_shape))}], but got input of size"
             f"{list(input.shape)}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    # one op, as torch's (ops/layer_norm.py): its backward is one op too
+    return F.ops.aten.native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
 
 
 layer_norm = defop(
@@ -172,14 +165,7 @@ def _warn_size(input, target):  # noqa: A002
                       "broadcasting. Please ensure they have the same size.", stacklevel=5)
 
 
-def _mse_loss(input, target, reduction="mean"):  # noqa: A002
-    _warn_size(input, target)
-    d = input - target
-    return _reduce(d * d, reduction)
-
-
-mse_loss = defop("mse_loss(Tensor input, Tensor target, str reduction='mean') -> Tensor",
-                 COMPOSITE, decomposition=_mse_loss)
+# mse_loss is a single op, as in torch: ops/loss_ops.py
 
 
 def _l1_loss(input, target, reduction="mean"):  # noqa: A002
@@ -208,7 +194,10 @@ def _nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100): 
     if target.dtype.is_floating_point or target.dtype is _dtype.bool_:
         raise RuntimeError(f"nll_loss: expected scalar type Long but found "
                            f"{target.dtype.name.capitalize()}")
-    class_dim = 0 if input.ndim == 1 else 1
+    if input.ndim <= 2:  # torch's nll_loss_nd: one op (its backward, one op too)
+        return F.ops.aten.nll_loss_forward(input, target, weight, reduction_enum(reduction),
+                                           ignore_index)[0]
+    class_dim = 1  # more dims: decomposed (torch reshapes them for nll_loss2d)
     c = input.shape[class_dim]
     target = F.ops.aten._check_class_indices(target, c, ignore_index)
     valid = target != ignore_index

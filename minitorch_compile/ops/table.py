@@ -85,6 +85,7 @@ class OpDef:
     inplace: OpOverload | None = None  # for out-of-place ops: the in-place variant
     notes: str = ""
     tags: set = field(default_factory=set)
+    nondifferentiable_outputs: tuple = ()  # output indices without grad_fn (total_weight)
 
     @property
     def name(self) -> str:
@@ -344,7 +345,8 @@ def inplace_kernel(opdef: OpDef, key: DispatchKey):
 
 def defop(schema: str, category: str, *, kernel=None, meta=None, derivatives=None,
           decomposition=None, promotion=None, differentiable=True, inplace=False,
-          namespace: str = "aten", notes: str = "") -> OpOverload:
+          namespace: str = "aten", notes: str = "",
+          nondifferentiable_outputs: tuple = ()) -> OpOverload:
     """Declare an op; register its kernels; return its ``OpOverload``."""
     from ..autograd.graph import autograd_kernel
 
@@ -352,7 +354,7 @@ def defop(schema: str, category: str, *, kernel=None, meta=None, derivatives=Non
         raise ValueError(f"unknown category {category!r}")
     op = register_overload(namespace, schema)
     d = OpDef(op, category, kernel, meta, derivatives, decomposition, promotion,
-              differentiable, notes=notes)
+              differentiable, notes=notes, nondifferentiable_outputs=nondifferentiable_outputs)
     op.opdef = d
     OP_TABLE[d.name] = d
     if category == COMPOSITE:

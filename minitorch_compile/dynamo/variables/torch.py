@@ -35,6 +35,17 @@ def _tables():
                    mtc.autograd.grad: "autograd.grad() inside a compiled region",
                    mtc.autograd.backward: "autograd.backward() inside a compiled region",
                    mtc.isclose: "isclose() compares values"}
+    # saved-tensor hooks change what autograd keeps for backward: torch 2.13 graph-breaks on
+    # them too; checkpoint's recomputation is a higher-order op in torch, not implemented here
+    from ...autograd import graph
+    from ...utils import checkpoint
+
+    for ctx in (graph.saved_tensors_hooks, graph.save_on_cpu, graph.disable_saved_tensors_hooks):
+        unsupported[ctx] = f"autograd.graph.{ctx.__name__} (saved-tensor hooks; torch " \
+                           "graph-breaks too)"
+    for fn in (checkpoint.checkpoint, checkpoint.checkpoint_sequential):
+        unsupported[fn] = f"utils.checkpoint.{fn.__name__} (torch traces it as the " \
+                          "tag_activation_checkpoint higher-order op; ours runs it eagerly)"
     return folded, unsupported
 
 
@@ -59,6 +70,11 @@ def is_mtc_object(value) -> bool:
     if any(value is c for c in (grad_mode.no_grad, grad_mode.enable_grad,
                                 grad_mode.inference_mode, grad_mode.set_grad_enabled)):
         return True  # context-manager classes the tracer understands
+    from ...autograd import saved_hooks
+
+    if any(value is c for c in (saved_hooks.saved_tensors_hooks, saved_hooks.save_on_cpu,
+                                saved_hooks.disable_saved_tensors_hooks)):
+        return True  # ... and ones it refuses (a graph break: ``_tables``)
     return callable(value) and not isinstance(value, type) and mod.split(".")[0] == \
         "minitorch_compile"
 

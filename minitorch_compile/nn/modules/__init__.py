@@ -58,6 +58,7 @@ from .activation import (  # noqa: E402 - the further activations
 )
 from .container import ParameterDict, ParameterList  # noqa: E402
 from .flatten import Unflatten  # noqa: E402
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
 from .loss_more import (  # noqa: E402 - ranking, embedding and likelihood losses
     CosineEmbeddingLoss,
@@ -110,3 +111,4 @@ __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish
 __all__ += ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss",
             "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss"]
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
