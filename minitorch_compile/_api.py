@@ -182,9 +182,10 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # n
 
 
 def where(condition, input=None, other=None):  # noqa: A002
-    if input is None and other is None:
-        raise NotImplementedError("where(condition) (nonzero) is data-dependent and is not "
-                                  "supported")
+    if input is None and other is None:  # torch: nonzero(condition, as_tuple=True)
+        from ._api_extra import nonzero
+
+        return nonzero(condition, as_tuple=True)
     return _aten.where(condition, input, other)
 
 
@@ -251,8 +252,16 @@ def _clamp_bounds(name: str, min, max):  # noqa: A002
 
 
 def clamp(input, min=None, max=None):  # noqa: A001,A002
+    from .ops.views import _name_grad_fn
+
     min, max = _clamp_bounds("clamp", min, max)  # noqa: A001
-    return _aten.clamp(input, min, max)
+    out = _aten.clamp(input, min, max)
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        _name_grad_fn(out, "ClampBackward1")  # torch's clamp(Scalar?, Scalar?) node
+    return out
+
+
+clip = clamp
 
 
 def scatter(input, dim, index, src=None, *, value=None):  # noqa: A002
@@ -328,6 +337,7 @@ promote_types = _dtype.promote_types
 result_type = _dtype.result_type
 
 # the breadth ops' hand-written functions (sort, prod, einsum, norm, ...): ``_api_more.py``
+from ._api_extra import *  # noqa: E402, F401, F403
 from ._api_more import *  # noqa: E402, F401, F403
 
 arctan2 = atan2  # noqa: F405 - generated from the op table above; torch's alias

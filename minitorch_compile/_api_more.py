@@ -318,10 +318,10 @@ def flipud(input):  # noqa: A002
 
 
 def dot(input, tensor):  # noqa: A002
-    if input.dim() != 1 or tensor.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D "
-                           "tensors")
-    return input.matmul(tensor)
+    """torch's checks and messages (dims, then dtypes, then sizes): ``_api_extra.dot``."""
+    from ._api_extra import dot as _dot
+
+    return _dot(input, tensor)
 
 
 def mv(input, vec):  # noqa: A002

@@ -47,7 +47,8 @@ class Tensor(TensorAutogradState):
     # torch's ``view_fn``) and the shared version it last saw (``_view_version``): after any
     # in-place write to the base or a sibling view, its ``grad_fn`` is regenerated from the
     # base's (torch's ``DifferentiableViewMeta::attr_version``).  ``_view_no_grad``: made in
-    # no_grad mode from a tensor that requires grad (writing it with grad on is an error).
+    # no_grad mode from a tensor that requires grad (writing it with grad on is an error;
+    # ``"nested"`` for a view of such a view, made with grad mode on).
     _view_chain = None
     # (op name, output index) of an output of unbind/split, made with grad mode on: writing it
     # in place is torch's error (``CreationMeta::MULTI_OUTPUT_NODE``); (None, 0) for its views
@@ -58,6 +59,7 @@ class Tensor(TensorAutogradState):
     # chain)`` anyway, so AOTAutograd can regenerate a compiled output that is one
     # (aot/functional_utils.py).  Weak: a kept ``loss.detach()`` must not keep loss's graph.
     _detached_from = None
+    _retains_grad = False  # retain_grad() was called (torch's retains_grad hook)
     _grad_accumulator = None
     _has_torch_dispatch = False  # True on subclasses that define __torch_dispatch__
     _is_inference = False  # made under autograd.inference_mode (see grad_mode.py)
@@ -129,12 +131,18 @@ class Tensor(TensorAutogradState):
         """
         vc = parent._get_vc()
         self._vc = vc
+        if parent._is_inference:  # a view (or detach) of an inference tensor is one too
+            self._is_inference = True
         if op.name == "detach":
             base = parent._base if parent._base is not None else parent
             self._detached_from = (weakref.ref(base), (parent._view_chain or ()) + ((op, rest),))
             return
-        if parent._multi_output_view is not None:  # a view of unbind's output: the same rule
+        # torch's ``propagate_creation_meta``: a view of an unbind/split output, or of a view
+        # made in no_grad mode, inherits the rule (a view made in no_grad mode replaces it)
+        if parent._multi_output_view is not None:
             self._multi_output_view = (None, 0)
+        elif parent._view_no_grad:
+            self._view_no_grad = "nested"
         base = parent._base
         if base is None:
             self._base, self._view_chain = parent, ((op, rest),)

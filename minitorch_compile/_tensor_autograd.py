@@ -43,6 +43,10 @@ class TensorAutogradState:
     @property
     def requires_grad(self) -> bool:
         if self._view_chain is not None and self._vc[0] != self._view_version:
+            if self._multi_output_view is not None or self._view_no_grad:
+                # (reading grad_fn would raise the rebase error; torch's
+                # DifferentiableViewMeta::requires_grad asks the base instead)
+                return self._requires_grad or self._base.requires_grad
             self.grad_fn  # a write to the base may have made this view require grad
         return self._requires_grad
 
@@ -56,6 +60,13 @@ class TensorAutogradState:
                     "use var_no_grad = var.detach().")
             return
         self.requires_grad_(value)
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is.  An output of ``unbind``/``split``
+        is its index there, as torch's one node has them all (ours are one node each)."""
+        multi = self._multi_output_view
+        return multi[1] if multi is not None and multi[0] is not None else self._output_nr
 
     @property
     def grad(self) -> Tensor | None:
@@ -73,7 +84,16 @@ class TensorAutogradState:
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if self.grad_fn is not None and not requires_grad:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and self._is_inference:
+            from ._dispatch import state
+
+            if not state.inference_mode:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -113,10 +133,11 @@ class TensorAutogradState:
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self.grad_fn.retained[self._output_nr] = self
+        self._retains_grad = True  # (follows the tensor to a new grad_fn: autograd/inplace)
 
     @property
     def retains_grad(self) -> bool:
-        return self.grad_fn is not None and self.grad_fn.retained.get(self._output_nr) is self
+        return self._retains_grad
 
     def register_post_accumulate_grad_hook(self, hook):
         """``hook(tensor) -> None`` runs after a backward has accumulated this leaf's ``.grad``

@@ -24,6 +24,12 @@ from .ops._ops import ops
 _aten = ops.aten
 
 
+
+def _check_step(step) -> None:
+    """Python's ``x[::-1]``: torch's indexing refuses it before any op runs."""
+    if isinstance(step, int) and step <= 0:
+        raise ValueError("step must be greater than zero")
+
 def _method(fn):
     setattr(Tensor, fn.__name__, fn)
     return fn
@@ -89,6 +95,7 @@ def _apply_slicing(self, index):
         elif isinstance(item, slice):
             if item != slice(None):
                 step = 1 if item.step is None else item.step
+                _check_step(step)
                 result = _aten.slice(result, dim, item.start, item.stop, step)
             dim += 1
         elif isinstance(item, Tensor):
@@ -136,6 +143,7 @@ def __getitem__(self, index):
             return _aten.select(self, 0, index)
         if kind is slice and index != _FULL:
             step = 1 if index.step is None else index.step
+            _check_step(step)
             return _aten.slice(self, 0, index.start, index.stop, step)
     result, indices = _apply_slicing(self, index)
     if indices is not None:

@@ -24,6 +24,7 @@ transpose unsqueeze select mm bmm matmul softmax log_softmax detach
 chunk unbind log2 log1p expm1 isnan isinf isfinite signbit remainder fmod
 bitwise_and bitwise_or bitwise_xor bitwise_not clamp_min clamp_max
 logsumexp addmm index_select gather scatter_add narrow
+square sgn
 """.split()
 _INPLACE = "neg_ abs_ sign_ exp_ log_ sin_ cos_ tanh_ sigmoid_ relu_ sqrt_ rsqrt_ reciprocal_ " \
            "erf_ add_ sub_ mul_ div_ pow_ gelu_ copy_ log2_ log1p_ expm1_ remainder_ fmod_ " \
@@ -47,7 +48,10 @@ def _method(fn):
 
 @_method
 def clamp(self, min=None, max=None):  # noqa: A002
-    return _aten.clamp(self, *F._clamp_bounds("clamp", min, max))
+    return F.clamp(self, min, max)
+
+
+Tensor.clip = clamp
 
 
 @_method

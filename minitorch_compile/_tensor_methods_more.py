@@ -76,6 +76,7 @@ def round_(self, *, decimals=0):
 
 Tensor.arctan2_ = Tensor.atan2_
 Tensor.moveaxis = Tensor.movedim
+Tensor.swapaxes = Tensor.swapdims = Tensor.transpose  # torch's aliases
 Tensor.sort = M.sort
 Tensor.argsort = M.argsort
 Tensor.topk = M.topk
@@ -204,3 +205,46 @@ Tensor.unsqueeze_ = _inplace_view("unsqueeze_", Tensor.unsqueeze)
 Tensor.squeeze_ = _inplace_view("squeeze_", Tensor.squeeze)
 Tensor.transpose_ = _inplace_view("transpose_", Tensor.transpose)
 Tensor.t_ = _inplace_view("t_", _t_checked)
+
+
+# torch's Python-level compositions (``_api_extra.py``)
+from . import _api_extra as X  # noqa: E402
+
+
+def _nonzero(self, *, as_tuple=False):
+    return X.nonzero(self, as_tuple=as_tuple)
+
+
+Tensor.nonzero = _nonzero
+Tensor.argwhere = X.argwhere
+Tensor.masked_scatter = X.masked_scatter
+Tensor.tensor_split = X.tensor_split
+
+
+def _masked_scatter_(self, mask, source):
+    return self.copy_(X.masked_scatter(self, mask, source))
+
+
+Tensor.masked_scatter_ = _masked_scatter_
+
+
+for _name in ("floor_divide", "true_divide", "nan_to_num", "nansum", "nanmean", "dot", "mv",
+              "inner", "ger", "trace", "broadcast_to", "ravel", "hsplit", "vsplit", "fliplr",
+              "flipud", "logical_xor", "copysign", "deg2rad", "rad2deg", "isin"):
+    setattr(Tensor, _name, getattr(X, _name))
+
+
+def _clamp_min_(self, min):  # noqa: A002
+    return self.clamp_(min=min)
+
+
+def _clamp_max_(self, max):  # noqa: A002
+    return self.clamp_(max=max)
+
+
+Tensor.clamp_min_, Tensor.clamp_max_ = _clamp_min_, _clamp_max_
+Tensor.floor_divide_ = lambda self, other: self.copy_(X.floor_divide(self, other))
+Tensor.__lshift__ = Tensor.bitwise_left_shift = X.bitwise_left_shift
+Tensor.__rshift__ = Tensor.bitwise_right_shift = X.bitwise_right_shift
+Tensor.__ilshift__ = lambda self, other: self.copy_(X.bitwise_left_shift(self, other))
+Tensor.__irshift__ = lambda self, other: self.copy_(X.bitwise_right_shift(self, other))

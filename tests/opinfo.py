@@ -1361,3 +1361,4 @@ def dtypes_list(info: OpInfo, s: Sample, n: int) -> list:
 
 from . import opinfo_indexing, opinfo_more, opinfo_tensorops  # noqa: E402,F401,I001 (register their OpInfos)
 from . import opinfo_nn, opinfo_nn_more  # noqa: E402,F401,I001 (the nn layer ops)
+from . import opinfo_math  # noqa: E402,F401,I001 (rounding, trigonometric, exp2, log10, erfc)

@@ -160,12 +160,9 @@ def calls(L):
     }
 
 
-# ours differ: these outputs are views, whose nodes our view machinery names after the view
-# op it replays (torch names them after the multi-output op); einsum's path differs
+# ours differ: einsum's path (the outputs of split/chunk/unbind are renamed after the
+# multi-output op, as torch names them: ops/joining.mark_multi_output_views)
 KNOWN_DIFFERENT = {
-    "split": "SliceBackward0",
-    "chunk": "SliceBackward0",
-    "unbind": "SelectBackward0",
     "einsum": "PermuteBackward0",
 }
 

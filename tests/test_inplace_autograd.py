@@ -424,7 +424,10 @@ def test_modifying_any_input_after_any_op_raises_or_cannot_matter(name, data):
     try:
         touched = run(True)
     except RuntimeError as e:
-        assert "modified by an inplace operation" in str(e)
+        # (an output of chunk/split/unbind is a view of the victim: reading its stale grad_fn
+        # is torch's multiple-views error)
+        assert "modified by an inplace operation" in str(e) or (
+            "its base or another view of its base has been modified" in str(e))
         return
     if clean is None:
         return

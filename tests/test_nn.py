@@ -168,7 +168,7 @@ def test_setattr_sorts_parameters_buffers_modules_and_plain_attributes():
 
 def test_setattr_type_rules():
     m = Net()
-    with pytest.raises(TypeError, match="cannot assign 'Tensor' as parameter 'scale'"):
+    with pytest.raises(TypeError, match="cannot assign 'torch.FloatTensor' as parameter 'scale'"):
         m.scale = mtc.ones(2)
     with pytest.raises(TypeError, match="as child module 'fc1'"):
         m.fc1 = 3

@@ -178,10 +178,13 @@ def gen_alias_from_base(base: Tensor, info: OutputAliasInfo, sizes: dict) -> Ten
         out = replay(base, chain)
     if info.multi_output_view is not None:  # eager's rule for unbind/split/chunk outputs: no
         out._multi_output_view = info.multi_output_view  # in-place op (torch: CompiledFunction's)
-    if info.node_name is not None:  # t() replays as the transpose it decomposes into
+    node_name = info.node_name
+    if info.multi_output_view is not None and info.multi_output_view[0] is not None:
+        node_name = info.multi_output_view[0] + "Backward0"  # SplitBackward0, as eager's
+    if node_name is not None:  # t() replays as the transpose it decomposes into
         from ..ops.views import _name_grad_fn
 
-        _name_grad_fn(out, info.node_name)
+        _name_grad_fn(out, node_name)
     return out
 
 

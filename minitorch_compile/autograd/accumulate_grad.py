@@ -16,9 +16,12 @@ from .graph import Node
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: adds the incoming gradient into ``leaf.grad``.
 
-    The first gradient is stored as is — unless that very tensor object already went to
-    another leaf (``add``'s derivative hands the same ``grad`` to both inputs) or was passed in
-    by the caller: then a clone is stored, so two ``.grad``s never alias (torch's rule too).
+    The first gradient is stored as is — unless its memory already went to another leaf
+    (``add``'s derivative hands the same ``grad`` to both inputs; ``cat``'s hands out slices of
+    one) or was passed in by the caller: then a clone is stored, so two ``.grad``s never alias
+    (torch's rule too).  A gradient that is a view of a temporary (a linear layer's weight
+    gradient is a transpose) is stored as a ``detach()`` of it, so the ``.grad`` owns its
+    memory and later gradients can go into it in place.
     The stored gradient obeys torch's "gradient layout contract" (``obeys_layout_contract``,
     ``clone_obey_contract`` in ``torch/csrc/autograd/functions/accumulate_grad.h``): for a
     dense, non-overlapping parameter its strides are the parameter's (a transposed weight gets
@@ -48,11 +51,19 @@ class AccumulateGrad(Node):
             g = g.detach()
         if v.grad is None:
             claimed = AccumulateGrad.claimed
-            if claimed is not None:
-                if id(g) in claimed:
+            if claimed is not None:  # (keyed by the memory: a view by its base)
+                key = id(g._base if g._base is not None else g)
+                if key in claimed:
                     g = g.clone()
-                claimed.add(id(g))
-            v.grad = _obey_layout_contract(g, v)
+                    key = id(g)
+                claimed.add(key)
+            if state.grad_enabled and v.is_contiguous():
+                g = _clone_obey_contract(g)  # create_graph: a copy, recorded (CopyBackwards)
+            else:
+                g = _obey_layout_contract(g, v)
+                if g._base is not None and claimed is not None and not state.grad_enabled:
+                    g = g.detach()  # the view's memory is this .grad's alone from now on
+            v.grad = g
         elif not state.grad_enabled and _owns_its_memory(v.grad) and not v.grad.requires_grad:
             v.grad.add_(g)
         else:
@@ -91,6 +102,14 @@ def _obey_layout_contract(g, v):
     if not out.requires_grad:  # the copy is .grad's alone: not a view of a temporary
         out._base = out._view_chain = None
     return out
+
+
+def _clone_obey_contract(g):
+    """torch's ``clone_obey_contract`` for a dense parameter under ``create_graph``: a new
+    buffer ``copy_``-ed from the gradient, so ``.grad``'s node is ``CopyBackwards``."""
+    from .. import _api as F
+
+    return F.empty(tuple(g.shape), dtype=g.dtype, device=g.device).copy_(g)
 
 
 def _owns_its_memory(t) -> bool:

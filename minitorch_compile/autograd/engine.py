@@ -136,7 +136,8 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
 
     prev = state.grad_enabled
     prev_claimed = AccumulateGrad.claimed
-    AccumulateGrad.claimed = {id(g) for g in grad_roots}
+    AccumulateGrad.claimed = {id(g if g._base is None else g._base) for g in grad_roots
+                              if g is not None}
     state.grad_enabled = create_graph
     graph_tasks.append(inputs is None and accumulate)
     try:

@@ -88,7 +88,7 @@ class set_grad_enabled(_GradModeContext):
         state.grad_enabled = self._enabled
 
     def __enter__(self):
-        return self
+        return None  # (torch's: `with set_grad_enabled(False) as g` binds None)
 
 
 def _set_grad_enabled(mode: bool) -> None:

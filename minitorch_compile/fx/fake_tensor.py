@@ -179,5 +179,7 @@ def _wrap_outputs(out, bound, device, mode, source):
         fake._vc, fake._base = out._vc, out._base
         fake._view_chain, fake._view_version = out._view_chain, out._view_version
         fake._view_no_grad = out._view_no_grad
+        # a view of an unbind/split/chunk output keeps its rule, as in eager (_set_view_of)
+        fake._multi_output_view = out._multi_output_view
         fake._detached_from = out._detached_from
     return fake

@@ -38,6 +38,7 @@ from . import (  # noqa: F401
     normalization,
     padding,
     pointwise,
+    pointwise_math,  # square, sgn
     pointwise_more,  # atan2, hypot, logaddexp, logit, lerp, addcmul, addcdiv, masked_fill
     pointwise_trig,  # asin ... atanh, tan, log10, exp2, erfc, sinc, deg2rad, rad2deg
     pooling,

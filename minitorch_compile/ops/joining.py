@@ -108,15 +108,20 @@ def _split(self, split_size, dim=0):
 def mark_multi_output_views(outs: tuple, name: str) -> tuple:
     """torch's ``unbind``/``split`` are single ops returning several views: with grad mode on,
     writing one of them in place is an error (``autograd/inplace.check_inplace``)."""
+    from .views import _name_grad_fn
+
     if state.grad_enabled:
         for i, o in enumerate(outs):
             o._multi_output_view = (name, i)
+            o._view_no_grad = False  # the newest view's rule wins (propagate_creation_meta)
+            _name_grad_fn(o, name + "Backward0")  # SplitBackward0, as torch's one node
     return outs
 
 
 split = defop("split(Tensor(a) self, SymInt[1] split_size, int dim=0) -> Tensor(a)[]",
               COMPOSITE, decomposition=lambda self, split_size, dim=0: mark_multi_output_views(
-                  _split(self, split_size, dim), "Split"))
+                  _split(self, split_size, dim),
+                  "Split" if isinstance(split_size, int) else "SplitWithSizes"))
 
 
 def _chunk(self, chunks, dim=0):

@@ -12,11 +12,16 @@ import numpy as np
 from .. import _dtype
 from .table import COMPOSITE, MATMUL, MetaError, TensorMeta, broadcast_shapes, defop
 
+# caffe2's TypeMeta names, which torch's "m1 and m2" message prints (``double != float``)
+_TYPE_META_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                    "int64": "long int", "int32": "int", "int16": "short int",
+                    "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
 
 def _same_dtype(name, a, b):
     if a.dtype is not b.dtype:
         raise MetaError(f"{name}: expected m1 and m2 to have the same dtype, but got: "
-                        f"{a.dtype.name} != {b.dtype.name}")
+                        f"{_TYPE_META_NAMES[a.dtype.name]} != {_TYPE_META_NAMES[b.dtype.name]}")
 
 
 def _mm_meta(self, mat2):
@@ -63,7 +68,9 @@ def _bmm_meta(self, mat2):
         raise MetaError(f"bmm: Expected size for first two dimensions of batch2 tensor to be: "
                         f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, "
                         f"{mat2.shape[1]}].")
-    _same_dtype("bmm", self, mat2)
+    if self.dtype is not mat2.dtype:  # (torch's bmm reports it as a scalar type check)
+        raise MetaError(f"bmm: expected scalar type {_dtype.scalar_type_name(self.dtype)} but "
+                        f"found {_dtype.scalar_type_name(mat2.dtype)}")
     return TensorMeta((self.shape[0], self.shape[1], mat2.shape[2]), self.dtype)
 
 
@@ -96,7 +103,8 @@ def _matmul(self, other):
                            f"({_dims(self.shape)} and {_dims(other.shape)})")
     if self.dtype is not other.dtype:
         raise RuntimeError(f"matmul: expected m1 and m2 to have the same dtype, but got: "
-                           f"{self.dtype.name} != {other.dtype.name}")
+                           f"{_TYPE_META_NAMES[self.dtype.name]} != "
+                           f"{_TYPE_META_NAMES[other.dtype.name]}")
     if a == 2 and b == 1:
         return self.mm(other.unsqueeze(1)).squeeze(1)
     if a == 1 and b == 2:
@@ -138,6 +146,10 @@ matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", COMPOSITE, decompo
 
 def _linear(input, weight, bias=None):  # noqa: A002 - torch's name
     """``input @ weight.T + bias``."""
+    if bias is not None and input.dtype is not weight.dtype:  # torch's linear is an addmm then
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_dtype.scalar_type_name(input.dtype)} and "
+                           f"{_dtype.scalar_type_name(weight.dtype)}")
     out = _matmul(input, weight.t())
     return out if bias is None else out + bias
 
@@ -155,6 +167,10 @@ def _expand_shape(shape, size):
 def _addmm(self, mat1, mat2, beta=1, alpha=1):
     """beta * self + alpha * (mat1 @ mat2); with beta == 0, ``self`` is ignored (nan and inf
     in it do not propagate), as torch's decomposition does."""
+    if mat1.dtype is not mat2.dtype:  # (torch checks the operands first)
+        raise RuntimeError(f"addmm: mat1 and mat2 must have the same dtype, but got "
+                           f"{_dtype.scalar_type_name(mat1.dtype)} and "
+                           f"{_dtype.scalar_type_name(mat2.dtype)}")
     if self.dtype is not mat1.dtype:
         raise RuntimeError(f"addmm: self and mat2 must have the same dtype, but got "
                            f"{_dtype.scalar_type_name(self.dtype)} and "

@@ -30,14 +30,24 @@ def _as_float(x, dtype):
     return x if x.dtype.is_floating_point else x.to(_dtype.get_default_dtype())
 
 
+def _check_floating(name, self, dim, dtype):
+    """An integer input needs ``dtype=``: torch's CPU kernels name themselves in the error."""
+    if dtype is None and not self.dtype.is_floating_point:
+        last = "_lastdim" if self.ndim == 0 or dim % self.ndim == self.ndim - 1 else ""
+        raise NotImplementedError(f'"{name}{last}_kernel_impl" not implemented for '
+                                  f"'{_dtype.scalar_type_name(self.dtype)}'")
+
+
 def _softmax_composite(self, dim, dtype=None):
     """``softmax`` = ``_softmax`` on a floating-point input (torch's CompositeImplicit rule)."""
     _check_dim("softmax", dim, self.ndim)
+    _check_floating("softmax", self, dim, dtype)
     return F.ops.aten._softmax(_as_float(self, dtype), dim, False)
 
 
 def _log_softmax_composite(self, dim, dtype=None):
     _check_dim("log_softmax", dim, self.ndim)
+    _check_floating("log_softmax", self, dim, dtype)
     return F.ops.aten._log_softmax(_as_float(self, dtype), dim, False)
 
 

@@ -168,10 +168,20 @@ clamp = defop("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
 
 # torch's ``clamp_min``/``clamp_max`` (``torch/_refs``: clamp with one bound), so they share
 # clamp's kernel and its gradient (the bound is picked where self is beyond it)
+def _clamp_one_bound(name: str, lower: bool):
+    def decomposition(self, bound):
+        from .views import _name_grad_fn
+
+        out = clamp(self, bound, None) if lower else clamp(self, None, bound)
+        _name_grad_fn(out, name)  # torch records clamp_min as its own node
+        return out
+    return decomposition
+
+
 clamp_min = defop("clamp_min(Tensor self, Tensor min) -> Tensor", COMPOSITE,
-                  decomposition=lambda self, min: clamp(self, min, None))  # noqa: A006
+                  decomposition=_clamp_one_bound("ClampMinBackward0", True))
 clamp_max = defop("clamp_max(Tensor self, Tensor max) -> Tensor", COMPOSITE,
-                  decomposition=lambda self, max: clamp(self, None, max))  # noqa: A006
+                  decomposition=_clamp_one_bound("ClampMaxBackward0", False))
 
 clone = defop("clone(Tensor self, *, str? memory_format=None) -> Tensor", POINTWISE,
               kernel=lambda a, memory_format=None: np.array(a, order="C", copy=True),

@@ -155,9 +155,13 @@ def _full_reduction(name: str, method: str):
     """``max()``/``min()`` of every element: ``amax()``/``amin()``, with the error for an
     empty tensor naming the op the user called."""
     def decomposition(self):
+        from .views import _name_grad_fn
+
         if isinstance(self.numel(), int) and self.numel() == 0:
             _check_nonempty(name, self, range(self.ndim))
-        return getattr(self, method)()
+        out = getattr(self, method)()
+        _name_grad_fn(out, name.capitalize() + "Backward1")  # torch's node: MaxBackward1
+        return out
     return decomposition
 
 
@@ -173,9 +177,9 @@ for _name, _arg in (("max", np.argmax), ("min", np.argmin)):
 def _argmax_meta(name):
     def meta(self, dim=None, keepdim=False):
         if dim is None:
-            if self.numel() == 0:
-                raise MetaError(f"{name}(): Expected reduction dim to be specified for "
-                                "input.numel() == 0.")
+            if self.numel() == 0:  # (torch's is an IndexError here)
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             shape = (1,) * self.ndim if keepdim else ()
         else:
             d = wrap_dim(dim, self.ndim)

@@ -46,6 +46,8 @@ def _scan_kernel(np_fn):
         out_np = _acc_dtype(_dtype.from_numpy_dtype(a.dtype), dtype).np
         if a.ndim == 0:
             return a.astype(out_np)
+        if out_np == np.float16:  # torch accumulates half in float (its acc_type)
+            return np_fn(a.astype(np.float32), axis=dim % a.ndim).astype(np.float16)
         return np_fn(a.astype(out_np, copy=False), axis=dim % a.ndim)
     return kernel
 

@@ -233,7 +233,8 @@ def numpy_kernel(opdef: OpDef):
             res = _wrap(out, meta, device, op, is_view)
             if is_view:
                 res._set_view_of(args[0], op, tuple(args[1:]))
-                if not _dispatch_state.grad_enabled and args[0]._requires_grad:
+                if not _dispatch_state.grad_enabled and args[0]._requires_grad and (
+                        op.name != "detach"):  # (a detach is no autograd view)
                     res._view_no_grad = True
             return res
         return tuple(_wrap(o, m, device, op) for o, m in zip(out, meta))
@@ -283,7 +284,8 @@ def meta_kernel(opdef: OpDef):
                 if any(hasattr(s, "hint") for s in m.shape):
                     out._sym_shape = tuple(m.shape)
                 out._set_view_of(args[0], opdef.overload, tuple(args[1:]))
-                if not _dispatch_state.grad_enabled and args[0]._requires_grad:
+                if not _dispatch_state.grad_enabled and args[0]._requires_grad and (
+                        opdef.overload.name != "detach"):  # (a detach is no autograd view)
                     out._view_no_grad = True
                 return out
             return Tensor._make_meta(m.shape, m.dtype)
@@ -326,8 +328,9 @@ def inplace_kernel(opdef: OpDef, key: DispatchKey):
                 f"broadcast shape {list(out.shape)}")
         if out.dtype.category > self.dtype.category:
             raise RuntimeError(
-                f"{opdef.overload.name}: result type {out.dtype.name} can't be cast to the "
-                f"desired output type {self.dtype.name}")
+                f"{opdef.overload.name}: result type {_dtype.scalar_type_name(out.dtype)} "
+                f"can't be cast to the desired output type "
+                f"{_dtype.scalar_type_name(self.dtype)}")
         if key != DispatchKey.Meta:
             check_writable(self)
             np.copyto(self._data, out._data, casting="unsafe")

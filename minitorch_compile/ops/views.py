@@ -151,13 +151,24 @@ def _t(self):
     return out
 
 
+# the node a composite records, renamed after the op torch records as its own node
+_RENAMES = {"TBackward0": "TransposeBackward0", "UnbindBackward0": "SelectBackward0",
+            "SplitBackward0": "SliceBackward0", "SplitWithSizesBackward0": "SliceBackward0",
+            "MaxBackward1": "AmaxBackward0", "MinBackward1": "AminBackward0",
+            "ClampBackward1": "ClampBackward0", "ClampMinBackward0": "ClampBackward0",
+            "ClampMaxBackward0": "ClampBackward0"}
+
+
 def _name_grad_fn(out, name: str) -> None:
-    """Torch records ``t`` as its own node (``TBackward0``); ours is the ``transpose`` it
-    decomposes into, renamed when it was recorded just now for this call."""
+    """Torch records ``t`` as its own node (``TBackward0``), and ``unbind``/``split``/
+    ``max()`` too; ours is the ``transpose`` (``select``, ``slice``, ``amax``) they decompose
+    into, renamed when it was recorded just now for this call (a node of that op's class:
+    ``t()`` of a tensor without grad has none, and ``x.chunk(1)[0]`` is a slice too).
+    Only the name changes: the node's formulas, edges and ``output_nr`` stay the op's."""
     from ..autograd.graph import OpBackward, node_class
 
     fn = out.__dict__.get("_grad_fn")
-    if type(fn).__name__ == "TransposeBackward0" and fn.op is transpose:
+    if type(fn).__name__ == _RENAMES[name] and isinstance(fn, OpBackward):
         fn.__class__ = node_class(OpBackward, name)
         fn._name = name
 
@@ -208,8 +219,8 @@ def _expand_shape(shape, size) -> tuple:
     for i, s in enumerate(size):
         if i < lead:
             if s < 0:
-                raise MetaError(f"expand: the expanded size of the tensor ({s}) isn't allowed "
-                                "in a leading, non-existing dimension")
+                raise MetaError(f"expand: The expanded size of the tensor ({s}) isn't allowed "
+                                f"in a leading, non-existing dimension {i}")
             out.append(s)
             continue
         have = shape[i - lead]

@@ -56,7 +56,7 @@ from .activation import (  # noqa: E402 - the further activations
     Tanhshrink,
     Threshold,
 )
-from .container import ParameterList  # noqa: E402
+from .container import ParameterDict, ParameterList  # noqa: E402
 from .flatten import Unflatten  # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 from .loss import BCELoss, BCEWithLogitsLoss, HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
@@ -101,7 +101,7 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # n
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "SELU",
             "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "BCELoss",
             "BCEWithLogitsLoss", "HuberLoss", "KLDivLoss", "SmoothL1Loss", "GroupNorm", "RMSNorm",
-            "Unflatten", "ParameterList", "MultiheadAttention",
+            "Unflatten", "ParameterList", "ParameterDict", "MultiheadAttention",
             "TransformerEncoderLayer", "TransformerEncoder", "RNN", "LSTM", "GRU", "RNNCell",
             "LSTMCell", "GRUCell", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d",
             "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",

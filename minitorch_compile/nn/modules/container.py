@@ -1,4 +1,4 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ``ParameterDict``
 (``torch/nn/modules/container.py``).
 
 The idea: a container is a ``Module`` whose children are registered under *generated* names —
@@ -286,4 +286,72 @@ class ParameterList(Module):
             size = "x".join(map(str, p.shape))
             kind = "Parameter containing" if type(p).__name__ == "Parameter" else "Tensor"
             lines.append(f"({i}): {kind}: [mtc.{p.dtype.name} of size {size}]")
+        return "\n".join(lines)
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, registered under their keys; a plain tensor stored
+    becomes a ``Parameter`` and any other value a plain attribute (as in torch)."""
+
+    def __init__(self, parameters=None) -> None:
+        super().__init__()
+        self._keys: dict = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        self._keys[key] = None
+        setattr(self, key, ParameterList._wrap(self, value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key: str):
+        v = self[key]
+        del self[key]
+        return v
+
+    def clear(self) -> None:
+        for k in list(self._keys):
+            del self[k]
+
+    def update(self, parameters) -> None:
+        pairs = parameters.items() if isinstance(parameters, (Mapping, ParameterDict)) \
+            else parameters
+        for k, v in pairs:
+            self[k] = v
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in self.items():
+            if not hasattr(p, "shape"):
+                continue
+            size = "x".join(map(str, p.shape))
+            kind = "Parameter containing" if type(p).__name__ == "Parameter" else "Tensor"
+            lines.append(f"({k}): {kind}: [mtc.{p.dtype.name} of size {size}]")
         return "\n".join(lines)

@@ -49,6 +49,11 @@ def _forward_unimplemented(self, *input) -> None:  # noqa: A002 - torch's name
         f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
+def _typename(value) -> str:
+    """torch.typename: ``torch.FloatTensor`` for a tensor, else the type's name."""
+    return value.type() if isinstance(value, Tensor) else type(value).__name__
+
+
 class Module(ModuleHooksMixin):
     """Base class of every layer and model; subclasses define ``__init__`` and ``forward``."""
 
@@ -72,8 +77,9 @@ class Module(ModuleHooksMixin):
     def _check_name(self, kind: str, name, table: dict) -> None:
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError(f"{kind} name can't contain \".\"")
+        if "." in name:  # (torch's add_module names the offender; the others do not)
+            got = f", got: {name}" if kind == "module" else ""
+            raise KeyError(f"{kind} name can't contain \".\"{got}")
         if name == "":
             raise KeyError(f"{kind} name can't be empty string \"\"")
         if hasattr(self, name) and name not in table:
@@ -126,6 +132,23 @@ class Module(ModuleHooksMixin):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
 
+    def get_parameter(self, target: str):
+        """``get_parameter("0.weight")``: the submodule's path, then a parameter of it."""
+        return self._get_member(target, "_parameters", "nn.Parameter")
+
+    def get_buffer(self, target: str):
+        return self._get_member(target, "_buffers", "buffer")
+
+    def _get_member(self, target: str, table: str, what: str):
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in getattr(mod, table):
+            raise AttributeError(f"`{name}` is not an {what}" if what[0] == "n"
+                                 else f"`{name}` is not a {what}")
+        return getattr(mod, name)
+
     # ------------------------------------------------------------------ attribute protocol
 
     def __getattr__(self, name: str):
@@ -152,7 +175,7 @@ class Module(ModuleHooksMixin):
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
@@ -162,7 +185,7 @@ class Module(ModuleHooksMixin):
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
             modules[name] = value
         elif buffers is not None and name in buffers:
