@@ -3,14 +3,14 @@ functional.py``, ``torch/_refs/__init__.py``, ``torch/_tensor.py``):
 
 * indexing and splitting — ``nonzero(as_tuple=True)``/``argwhere``/``where(condition)``,
   ``masked_scatter``, ``tensor_split``/``hsplit``/``vsplit``, ``trace``;
-* reductions — ``std_mean``, ``nansum``/``nanmean`` (and ``nan_to_num``);
-* creation — ``eye``, ``logspace``;
-* products — ``dot`` (torch's checks and messages), ``mv``, ``inner``, ``ger``;
-* elementwise — ``floor_divide``, ``true_divide``, ``isin``,
-  ``logical_xor``, ``copysign``, ``deg2rad``/``rad2deg``, the shifts ``<<``/``>>``
+* reductions — ``std_mean``; creation — ``eye``, ``logspace``;
+* products — ``dot`` (torch's checks and messages);
+* elementwise — ``isin``, ``copysign``, the shifts ``<<``/``>>``
   (``bitwise_left_shift``/``bitwise_right_shift``: integer multiplication and floor division);
-* shapes and aliases — ``broadcast_to``/``broadcast_tensors``, ``ravel``, ``fliplr``/
-  ``flipud``, ``swapaxes``/``swapdims``/``moveaxis``; and ``can_cast``.
+* shapes — ``broadcast_tensors``, ``moveaxis``; and ``can_cast``.
+
+(The one-line aliases — ``nansum``, ``mv``, ``ravel``, ``swapaxes`` ... — are in
+``_api_more.py``; ``deg2rad``/``rad2deg`` are op-table rows, ``ops/pointwise_trig.py``.)
 
 Each is a composition of table ops, so autograd, tracing and compiling see those ops — the
 graph and the ``grad_fn`` names are those of the pieces (``trace`` records ``IndexBackward0``
@@ -93,25 +93,8 @@ def can_cast(from_: _dtype.dtype, to: _dtype.dtype) -> bool:
     return from_.category <= to.category
 
 
-def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
-    """torch's alias of ``transpose`` (numpy's name; ``swapdims`` too)."""
-    return input.transpose(axis0, axis1)
-
-
-def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
-    return input.transpose(dim0, dim1)
-
-
 def moveaxis(input: Tensor, source, destination) -> Tensor:  # noqa: A002
     return input.movedim(source, destination)
-
-
-def floor_divide(input, other) -> Tensor:  # noqa: A002
-    return _aten.div(input, other, rounding_mode="floor")
-
-
-def true_divide(input, other) -> Tensor:  # noqa: A002
-    return _aten.div(input, other)
 
 
 # ---------------------------------------------------------------- creation
@@ -138,36 +121,6 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None) -> Tenso
 # ---------------------------------------------------------------- nan-aware reductions
 
 
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A002
-    """nan -> ``nan``, +-inf -> the dtype's largest/smallest finite value (or those given)."""
-    if not input.dtype.is_floating_point:
-        return input.clone()
-    import numpy as np
-
-    info = np.finfo(input.dtype.np)
-    out = _aten.where(input.isnan(), float(nan), input)
-    out = _aten.where(out == float("inf"), float(info.max if posinf is None else posinf), out)
-    return _aten.where(out == float("-inf"), float(info.min if neginf is None else neginf), out)
-
-
-def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
-    from ._api import sum as sum_
-
-    if input.dtype.is_floating_point:
-        input = _aten.where(input.isnan(), 0.0, input)
-    return sum_(input, dim, keepdim, dtype=dtype)
-
-
-def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {_dtype.scalar_type_name(input.dtype)}")
-    from ._api import sum as sum_
-
-    count = sum_(input.isnan().logical_not(), dim, keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / count
-
-
 # ---------------------------------------------------------------- products and shapes
 
 
@@ -189,20 +142,6 @@ def dot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return (input * other).sum(dtype=input.dtype)
 
 
-def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
-    return _aten.matmul(input, vec)
-
-
-def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    if input.ndim == 0 or other.ndim == 0:
-        return input * other
-    return _aten.matmul(input, other.movedim(-1, 0) if other.ndim > 1 else other)
-
-
-def ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
-    return _aten.outer(input, vec2)
-
-
 def trace(input: Tensor) -> Tensor:  # noqa: A002
     """The sum of the main diagonal of a matrix (integers sum to int64)."""
     if input.ndim != 2:
@@ -214,19 +153,11 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     return _aten.index(input, [idx, idx]).sum()
 
 
-def broadcast_to(input: Tensor, size) -> Tensor:  # noqa: A002
-    return input.expand(*size)
-
-
 def broadcast_tensors(*tensors) -> tuple:
     from ._api import broadcast_shapes
 
     shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(t.expand(*shape) for t in tensors)
-
-
-def ravel(input: Tensor) -> Tensor:  # noqa: A002
-    return input.reshape(-1)
 
 
 def hsplit(input: Tensor, indices_or_sections):  # noqa: A002
@@ -235,14 +166,6 @@ def hsplit(input: Tensor, indices_or_sections):  # noqa: A002
 
 def vsplit(input: Tensor, indices_or_sections):  # noqa: A002
     return tensor_split(input, indices_or_sections, 0)
-
-
-def fliplr(input: Tensor) -> Tensor:  # noqa: A002
-    return _aten.flip(input, [1])
-
-
-def flipud(input: Tensor) -> Tensor:  # noqa: A002
-    return _aten.flip(input, [0])
 
 
 # ---------------------------------------------------------------- elementwise
@@ -255,10 +178,6 @@ def isin(elements: Tensor, test_elements, *, invert: bool = False) -> Tensor:
     test = test_elements if isinstance(test_elements, Tensor) else tensor_(test_elements)
     hit = (elements.unsqueeze(-1) == test.reshape(-1)).any(-1)
     return hit.logical_not() if invert else hit
-
-
-def logical_xor(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    return _aten.ne(input != 0, other != 0)
 
 
 def copysign(input: Tensor, other) -> Tensor:  # noqa: A002
@@ -295,21 +214,6 @@ def bitwise_right_shift(input, other) -> Tensor:  # noqa: A002
     return _aten.div(input, 2 ** other, rounding_mode="floor")
 
 
-def deg2rad(input: Tensor) -> Tensor:  # noqa: A002
-    import math
-
-    return input * (math.pi / 180.0)
-
-
-def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
-    import math
-
-    return input * (180.0 / math.pi)
-
-
-__all__ = ["floor_divide", "true_divide", "eye", "logspace", "nan_to_num", "nansum",
-           "nanmean", "dot", "mv", "inner", "ger", "trace", "broadcast_to",
-           "broadcast_tensors", "ravel", "hsplit", "vsplit", "fliplr", "flipud", "isin",
-           "logical_xor", "copysign", "bitwise_left_shift", "bitwise_right_shift", "deg2rad",
-           "rad2deg", "swapaxes", "swapdims", "moveaxis",
-           "nonzero", "argwhere", "std_mean", "masked_scatter", "tensor_split", "can_cast"]
+__all__ = ["eye", "logspace", "dot", "trace", "broadcast_tensors", "hsplit", "vsplit", "isin",
+           "copysign", "bitwise_left_shift", "bitwise_right_shift", "moveaxis", "nonzero",
+           "argwhere", "std_mean", "masked_scatter", "tensor_split", "can_cast"]

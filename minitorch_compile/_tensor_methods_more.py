@@ -228,9 +228,7 @@ def _masked_scatter_(self, mask, source):
 Tensor.masked_scatter_ = _masked_scatter_
 
 
-for _name in ("floor_divide", "true_divide", "nan_to_num", "nansum", "nanmean", "dot", "mv",
-              "inner", "ger", "trace", "broadcast_to", "ravel", "hsplit", "vsplit", "fliplr",
-              "flipud", "logical_xor", "copysign", "deg2rad", "rad2deg", "isin"):
+for _name in ("dot", "trace", "hsplit", "vsplit", "copysign", "isin"):
     setattr(Tensor, _name, getattr(X, _name))
 
 
