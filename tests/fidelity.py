@@ -121,3 +121,17 @@ def arange_leaf(T, *shape):
     for s in shape:
         n *= s
     return T.arange(1.0, n + 1).reshape(*shape).requires_grad_()
+
+
+def program_tests(programs: list):
+    """The test every sweep file runs: each program's outcome under mtc is torch's (warnings
+    silenced on both sides)."""
+    import warnings
+
+    @pytest.mark.parametrize("program", programs, ids=lambda p: p.__name__)
+    def test_program_matches_torch(program):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run_program(lambda T: program(T) or [])
+
+    return test_program_matches_torch

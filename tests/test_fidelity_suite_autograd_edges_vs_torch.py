@@ -10,24 +10,17 @@ behaviours fixed for them.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import programs_of, run_program
+from .fidelity import arange_leaf as _l
+from .fidelity import program_tests, programs_of
 
 pytestmark = pytest.mark.torch
 
 
-def _l(T, *s):
-    s = s or (2, 3)
-    n = 1
-    for d in s:
-        n *= d
-    return T.arange(1.0, n + 1).reshape(*s).requires_grad_()
 
 
 def ag_retain_graph_false_error(T):
@@ -326,11 +319,7 @@ def ag_double_backward_no_create_error(T):
 PROGRAMS = programs_of(globals())
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
-def test_program_matches_torch(program):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_program(lambda T: program(T) or [])
+test_program_matches_torch = program_tests(PROGRAMS)
 
 
 def test_requires_grad_on_an_inference_tensor_only_inside_inference_mode():

@@ -13,24 +13,17 @@ behaviours fixed for them.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import programs_of, run_program
+from .fidelity import arange_leaf as _l
+from .fidelity import program_tests, programs_of
 
 pytestmark = pytest.mark.torch
 
 
-def _l(T, *s):
-    s = s or (2, 3)
-    n = 1
-    for d in s:
-        n *= d
-    return T.arange(1.0, n + 1).reshape(*s).requires_grad_()
 
 
 def ta_retain_grad_inplace(T):  # test_retain_grad_inplace
@@ -387,11 +380,7 @@ def ta_create_graph_accumulates_out_of_place(T):
 PROGRAMS = programs_of(globals())
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
-def test_program_matches_torch(program):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_program(lambda T: program(T) or [])
+test_program_matches_torch = program_tests(PROGRAMS)
 
 
 def test_retain_grad_follows_the_tensor_through_an_inplace_op():

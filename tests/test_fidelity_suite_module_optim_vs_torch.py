@@ -11,13 +11,11 @@ behaviours fixed for them.
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 import minitorch_compile as mtc
 
-from .fidelity import programs_of, run_program
+from .fidelity import program_tests, programs_of
 
 pytestmark = pytest.mark.torch
 
@@ -342,11 +340,7 @@ def optim_sched_get_last_lr(T):
 PROGRAMS = programs_of(globals())
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
-def test_program_matches_torch(program):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_program(lambda T: program(T) or [])
+test_program_matches_torch = program_tests(PROGRAMS)
 
 
 def test_parameter_dict_registers_tensors_as_parameters():

@@ -10,21 +10,14 @@ under mtc (it must not fail in an unexpected way).
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
-from .fidelity import programs_of, run_program
+from .fidelity import arange_leaf as _l
+from .fidelity import program_tests, programs_of
 
 pytestmark = pytest.mark.torch
 
 
-def _l(T, *s):
-    s = s or (2, 3)
-    n = 1
-    for d in s:
-        n *= d
-    return T.arange(1.0, n + 1).reshape(*s).requires_grad_()
 
 
 def vo_is_view_of(T):
@@ -268,8 +261,4 @@ def ip_setitem_with_grad_value_into_plain(T):
 PROGRAMS = programs_of(globals())
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
-def test_program_matches_torch(program):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_program(lambda T: program(T) or [])
+test_program_matches_torch = program_tests(PROGRAMS)
