@@ -34,7 +34,7 @@ class AccumulateGrad(Node):
     then part of a graph).
     """
 
-    claimed: set | None = None  # ids of gradients already handed out in this backward run
+    claimed: dict | None = None  # id -> memory of gradients handed out in this backward run
 
     def __init__(self, variable):
         super().__init__()
@@ -52,11 +52,10 @@ class AccumulateGrad(Node):
         if v.grad is None:
             claimed = AccumulateGrad.claimed
             if claimed is not None:  # (keyed by the memory: a view by its base)
-                key = id(g._base if g._base is not None else g)
-                if key in claimed:
-                    g = g.clone()
-                    key = id(g)
-                claimed.add(key)
+                memory = g._base if g._base is not None else g
+                if id(memory) in claimed:
+                    g = memory = g.clone()
+                claimed[id(memory)] = memory  # held: its id is not reused during the run
             if state.grad_enabled and v.is_contiguous():
                 g = _clone_obey_contract(g)  # create_graph: a copy, recorded (CopyBackwards)
             else:

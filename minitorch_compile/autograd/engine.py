@@ -136,8 +136,9 @@ def run_backward(roots, grad_roots, retain_graph: bool, create_graph: bool,
 
     prev = state.grad_enabled
     prev_claimed = AccumulateGrad.claimed
-    AccumulateGrad.claimed = {id(g if g._base is None else g._base) for g in grad_roots
-                              if g is not None}
+    # id -> the memory's tensor, kept alive for the run so that no other tensor reuses its id
+    AccumulateGrad.claimed = {id(m): m for m in (g if g._base is None else g._base
+                                                 for g in grad_roots if g is not None)}
     state.grad_enabled = create_graph
     graph_tasks.append(inputs is None and accumulate)
     try:
