@@ -22,26 +22,11 @@ import math
 
 from ... import _api
 from ...autograd import no_grad
-from .. import _reduction
+from ...ops.nn_ops import _reduce  # the table losses' reduction
 from .. import functional as F
+from .._functional_more import _legacy  # size_average/reduce -> reduction
 from .loss import _Loss
 from .simple_layers import pairwise_distance
-
-
-def _reduce(loss, reduction: str):
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _legacy(size_average, reduce, reduction):
-    if size_average is not None or reduce is not None:
-        return _reduction.legacy_get_string(size_average, reduce)
-    return reduction
 
 
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None,
