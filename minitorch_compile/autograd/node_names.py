@@ -82,21 +82,24 @@ PRIMITIVE_RENAMES: dict[str, Callable] = {
 }
 
 
+_FIXED: dict = {}  # op -> its name, for ops whose name does not depend on the call
+
+
 def torch_node_name(op, args) -> str:
-    """The ``grad_fn`` name torch gives a call of primitive ``op`` with bound ``args``."""
+    """The ``grad_fn`` name torch gives a call of primitive ``op`` with bound ``args`` (read
+    once per op unless a rule looks at the arguments: this runs for every recorded op)."""
+    fixed = _FIXED.get(op)
+    if fixed is not None:
+        return fixed
     base = op.name.rstrip("_")
-    if base in PRIMITIVE_RENAMES:
-        renamed = PRIMITIVE_RENAMES[base]({a.name: v for a, v in zip(op.schema.arguments, args)})
-        if renamed is not None:
-            return renamed
-    full = f"{base}.{op.overload_name}"
-    if full in OVERLOAD_NODE:
-        return OVERLOAD_NODE[full]
     rule = OVERLOAD_NUMBER.get(base)
-    n = 0
-    if rule is not None:
-        n = rule({a.name: v for a, v in zip(op.schema.arguments, args)})
-    return f"{camel(base)}Backward{n}"
+    if base in PRIMITIVE_RENAMES or rule is not None:
+        bound = {a.name: v for a, v in zip(op.schema.arguments, args)}
+        renamed = PRIMITIVE_RENAMES[base](bound) if base in PRIMITIVE_RENAMES else None
+        return renamed or f"{camel(base)}Backward{rule(bound) if rule is not None else 0}"
+    name = OVERLOAD_NODE.get(f"{base}.{op.overload_name}") or f"{camel(base)}Backward0"
+    _FIXED[op] = name
+    return name
 
 
 def _always(name: str) -> Callable:
