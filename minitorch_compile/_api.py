@@ -252,13 +252,8 @@ def _clamp_bounds(name: str, min, max):  # noqa: A002
 
 
 def clamp(input, min=None, max=None):  # noqa: A001,A002
-    from .ops.views import _name_grad_fn
-
     min, max = _clamp_bounds("clamp", min, max)  # noqa: A001
-    out = _aten.clamp(input, min, max)
-    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
-        _name_grad_fn(out, "ClampBackward1")  # torch's clamp(Scalar?, Scalar?) node
-    return out
+    return _aten.clamp(input, min, max)  # ClampBackward0/1: autograd/node_names.py
 
 
 clip = clamp

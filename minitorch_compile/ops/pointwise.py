@@ -168,20 +168,11 @@ clamp = defop("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
 
 # torch's ``clamp_min``/``clamp_max`` (``torch/_refs``: clamp with one bound), so they share
 # clamp's kernel and its gradient (the bound is picked where self is beyond it)
-def _clamp_one_bound(name: str, lower: bool):
-    def decomposition(self, bound):
-        from .views import _name_grad_fn
-
-        out = clamp(self, bound, None) if lower else clamp(self, None, bound)
-        _name_grad_fn(out, name)  # torch records clamp_min as its own node
-        return out
-    return decomposition
-
-
+# (torch records clamp_min as its own node: ClampMinBackward0/1, autograd/node_names.py)
 clamp_min = defop("clamp_min(Tensor self, Tensor min) -> Tensor", COMPOSITE,
-                  decomposition=_clamp_one_bound("ClampMinBackward0", True))
+                  decomposition=lambda self, bound: clamp(self, bound, None))
 clamp_max = defop("clamp_max(Tensor self, Tensor max) -> Tensor", COMPOSITE,
-                  decomposition=_clamp_one_bound("ClampMaxBackward0", False))
+                  decomposition=lambda self, bound: clamp(self, None, bound))
 
 clone = defop("clone(Tensor self, *, str? memory_format=None) -> Tensor", POINTWISE,
               kernel=lambda a, memory_format=None: np.array(a, order="C", copy=True),

@@ -153,16 +153,13 @@ def _t(self):
 
 # the node a composite records, renamed after the op torch records as its own node
 _RENAMES = {"TBackward0": "TransposeBackward0", "UnbindBackward0": "SelectBackward0",
-            "SplitBackward0": "SliceBackward0", "SplitWithSizesBackward0": "SliceBackward0",
-            "MaxBackward1": "AmaxBackward0", "MinBackward1": "AminBackward0",
-            "ClampBackward1": "ClampBackward0", "ClampMinBackward0": "ClampBackward0",
-            "ClampMaxBackward0": "ClampBackward0"}
+            "SplitBackward0": "SliceBackward0", "SplitWithSizesBackward0": "SliceBackward0"}
+# (composites that are not views are renamed by autograd/node_names.py's table)
 
 
 def _name_grad_fn(out, name: str) -> None:
-    """Torch records ``t`` as its own node (``TBackward0``), and ``unbind``/``split``/
-    ``max()`` too; ours is the ``transpose`` (``select``, ``slice``, ``amax``) they decompose
-    into, renamed when it was recorded just now for this call (a node of that op's class:
+    """Torch records ``t`` as its own node (``TBackward0``), and ``unbind``/``split`` too;
+    ours is the ``transpose`` (``select``, ``slice``) they decompose into, renamed when it was recorded just now for this call (a node of that op's class:
     ``t()`` of a tensor without grad has none, and ``x.chunk(1)[0]`` is a slice too).
     Only the name changes: the node's formulas, edges and ``output_nr`` stay the op's."""
     from ..autograd.graph import OpBackward, node_class
